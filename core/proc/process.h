@@ -1,0 +1,81 @@
+#pragma once
+// Running a child process safely: its own process group (killed whole on timeout or cancel),
+// resource limits, drained and capped output, an optional sandbox (bubblewrap), and a result
+// channel on file descriptor 3 that is not the child's stdout.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace crucible::proc {
+
+struct Limits {
+  std::chrono::milliseconds wallTimeout{120'000};
+  std::optional<std::uint64_t> memoryBytes;  // resident memory of the whole group (watchdog)
+  std::optional<std::uint64_t> addressSpaceBytes;  // RLIMIT_AS; leave unset for CUDA
+  std::optional<std::uint64_t> cpuSeconds;         // RLIMIT_CPU
+  std::uint64_t fileSizeBytes = 2ULL << 30;        // RLIMIT_FSIZE
+  std::size_t outputCapBytes = 256 * 1024;         // per stream; the rest is counted, not kept
+};
+
+struct SandboxSpec {
+  bool enabled = false;
+  std::vector<std::string> readOnlyPaths;  // bound read-only at the same path
+  std::vector<std::string> writablePaths;  // bound read-write at the same path
+  bool allowGpu = false;                   // bind /dev/nvidia*, /sys, /proc/driver
+};
+
+struct ProcessSpec {
+  std::vector<std::string> argv;          // argv[0] resolved to an absolute path by the caller
+  std::map<std::string, std::string> env; // the child's whole environment
+  std::string workingDir;
+  Limits limits;
+  SandboxSpec sandbox;
+  bool resultChannel = true;              // give the child fd 3 as the result channel
+  std::string stdinText;                  // written to the child's stdin, then closed
+};
+
+/// One line the child wrote to the result channel, timestamped on arrival.
+struct ChannelLine {
+  std::chrono::steady_clock::time_point received;
+  std::string text;
+};
+
+/// Everything one run of a child produced (Compiler Explorer's ExecutionResult).
+struct ExecutionResult {
+  int exitCode = -1;         // when it exited normally
+  int termSignal = 0;        // when a signal ended it
+  bool timedOut = false;
+  bool memoryExceeded = false;
+  bool cancelled = false;
+  bool launchFailed = false;  // could not start at all (launchError says why)
+  std::string launchError;
+  std::string stdoutText, stderrText;
+  std::uint64_t stdoutDropped = 0, stderrDropped = 0;  // bytes beyond the cap
+  std::vector<ChannelLine> channel;
+  std::uint64_t channelDropped = 0;
+  double wallSeconds = 0;
+  std::uint64_t peakRssBytes = 0;  // the group's largest resident set seen by the watchdog
+  bool sandboxed = false;
+
+  bool exitedCleanly() const { return !launchFailed && termSignal == 0 && exitCode == 0; }
+  nlohmann::json toJson() const;  // for logs and facts (channel lines as text)
+};
+
+/// Runs the child to completion (or timeout, memory limit, or stop request) and returns what
+/// happened. Never throws for anything the child does.
+ExecutionResult run(const ProcessSpec& spec, std::stop_token stop = {});
+
+struct SandboxAvailability {
+  bool available = false;
+  std::string reason;  // why not
+};
+/// Whether bubblewrap is installed and can create a sandbox here (probed once, cached).
+SandboxAvailability probeSandbox();
+
+}  // namespace crucible::proc

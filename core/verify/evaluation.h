@@ -1,0 +1,61 @@
+#pragma once
+// The result of verifying one candidate: what `crucible verify --json` prints, what the store
+// keeps and what the GUI shows. One value type, one JSON form.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/verify/flag.h"
+#include "core/verify/reward.h"
+#include "core/verify/verdict.h"
+
+namespace crucible {
+
+struct Timing {
+  std::optional<double> referenceMs;
+  std::optional<double> candidateMs;
+  std::optional<double> compileReferenceMs;  // torch.compile, where it works
+  bool operator==(const Timing&) const = default;
+};
+
+/// Why an evaluation could not finish. `blame` says whose fault: "candidate" (it crashed, hung,
+/// ran out of memory, raised) or "infrastructure" (never mixed into the candidate's reward).
+struct EvalError {
+  std::string stage;  // usage, reference, static, load, run, timeout, memory, crash, infrastructure
+  std::string message;
+  std::string blame = "candidate";
+  std::optional<int> line;
+  bool operator==(const EvalError&) const = default;
+};
+
+struct Evaluation {
+  Verdict verdict = Verdict::Error;
+  bool correct = false;
+  std::optional<double> speedup;  // reference_ms / candidate_ms when correct and timed
+  Timing timing;
+  std::vector<Flag> flags;
+  Reward reward;
+  std::string backend;  // interpret | cuda | opencl
+  std::string device;   // human-readable device name
+  std::optional<EvalError> error;
+  bool sandboxed = false;
+  std::string sandboxNote;    // why not, when not
+  nlohmann::json correctness = nlohmann::json::object();  // per-trial mismatch statistics
+  nlohmann::json environment = nlohmann::json::object();  // versions of python, torch, triton...
+  nlohmann::json facts = nlohmann::json::object();        // the worker's raw facts, per stage
+  std::string plan;  // text before the code when the candidate was a model response
+
+  bool hasCheatFlag() const;
+  bool operator==(const Evaluation&) const = default;
+};
+
+void to_json(nlohmann::json& j, const Timing& timing);
+void from_json(const nlohmann::json& j, Timing& timing);
+void to_json(nlohmann::json& j, const EvalError& error);
+void from_json(const nlohmann::json& j, EvalError& error);
+void to_json(nlohmann::json& j, const Evaluation& evaluation);
+void from_json(const nlohmann::json& j, Evaluation& evaluation);
+
+}  // namespace crucible

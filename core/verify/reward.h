@@ -1,0 +1,62 @@
+#pragma once
+// Reward presets are data (resources/rewards/*.json): named components, each an expression over
+// the evaluation's variables and earlier components, and a total. Nothing here knows a preset.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace crucible {
+
+/// What a reward may depend on. All are 0/1 except speedup.
+struct RewardInputs {
+  double syntax = 0;         // parses and defines at least one @triton.jit kernel
+  double functionality = 0;  // a kernel is launched and no cheat flag was raised
+  double compiled = 0;       // imported, constructed and ran without an exception
+  double correct = 0;        // every correctness trial matched
+  double speedup = 0;        // reference / candidate time; 0 when not correct or not timed
+};
+
+struct RewardComponent {
+  std::string name;
+  double value = 0;
+  std::string part;  // "" or, for hierarchical presets, the token subset it credits ("plan", "code")
+  bool operator==(const RewardComponent&) const = default;
+};
+
+struct Reward {
+  std::string preset;
+  std::optional<double> total;  // nullopt when the evaluation failed for infrastructure reasons
+  std::vector<RewardComponent> components;
+  bool operator==(const Reward&) const = default;
+};
+
+void to_json(nlohmann::json& j, const Reward& reward);
+void from_json(const nlohmann::json& j, Reward& reward);
+
+/// A parsed preset.
+class RewardPreset {
+ public:
+  /// Parses a preset from its JSON text; throws std::invalid_argument with a clear message.
+  static RewardPreset parse(std::string_view jsonText);
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  Reward evaluate(const RewardInputs& inputs) const;
+
+ private:
+  struct Component {
+    std::string name, expression, part;
+  };
+  std::string name_, description_, total_;
+  std::vector<std::pair<std::string, double>> params_;
+  std::vector<Component> components_;
+};
+
+/// The presets compiled into the binary (tritonrl, drtriton, kevin, kernelgym).
+const std::vector<RewardPreset>& builtinRewardPresets();
+/// The named built-in preset, or nullptr.
+const RewardPreset* findRewardPreset(std::string_view name);
+
+}  // namespace crucible

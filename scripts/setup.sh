@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Makes a fresh Debian 12 machine ready for Crucible, then builds it; idempotent and quick
+# when everything is already there.
+#
+#   scripts/setup.sh            set up and build
+#   scripts/setup.sh --run      ... then run the main job (verify the bundled example)
+#   scripts/setup.sh --test     ... then run every test (CTest: GoogleTest + pytest)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+mode="${1:-}"
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config git
+  qt6-base-dev qt6-charts-dev libqt6sql6-sqlite libqscintilla2-qt6-dev libgl-dev
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers clinfo
+  libsqlite3-dev sqlite3 nlohmann-json3-dev libgtest-dev libgmock-dev
+  bubblewrap xvfb xauth libopenblas0-pthread
+  python3 python3-venv python3-dev
+)
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The project's Python environment, always from Debian's interpreter (not a pyenv shim).
+python=/usr/bin/python3
+stamp=.venv/.crucible-requirements
+if [ ! -x .venv/bin/python ] || ! cmp -s requirements.txt "$stamp"; then
+  echo "setup: creating the Python environment in .venv (torch is large: a few minutes)"
+  [ -x .venv/bin/python ] || "$python" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.txt
+  cp requirements.txt "$stamp"
+fi
+
+cmake --preset default >/dev/null
+cmake --build --preset default -j "$(nproc)"
+
+case "$mode" in
+  --run)  exec build/bin/crucible verify resources/examples/vector_add/reference.py \
+                 resources/examples/vector_add/candidate.py ;;
+  --test) exec ctest --preset default ;;
+  "") ;;
+  *) echo "usage: scripts/setup.sh [--run|--test]" >&2; exit 2 ;;
+esac
