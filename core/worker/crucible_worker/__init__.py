@@ -1,0 +1,1 @@
+"""Crucible's worker: the only place user code runs. It reports facts, never verdicts."""

@@ -1,0 +1,38 @@
+"""Dispatches a stage: static, reference or candidate (docs/WORKER_PROTOCOL.md)."""
+import json
+import sys
+import traceback
+
+from .channel import open_channel
+
+STAGES = ("static", "reference", "candidate")
+
+
+def _stage_module(stage):
+    if stage == "static":
+        from . import static_stage as module
+    elif stage == "reference":
+        from . import reference_stage as module
+    else:
+        from . import candidate_stage as module
+    return module
+
+
+def main(argv):
+    if len(argv) != 2 or argv[0] not in STAGES:
+        print("usage: worker.py {static|reference|candidate} JOB.json", file=sys.stderr)
+        return 2
+    stage, job_path = argv
+    channel = open_channel()
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    try:
+        facts = _stage_module(stage).run(job, channel)
+    except Exception as exc:  # the harness itself failed: report it as infrastructure
+        channel.facts({"error": {"stage": "infrastructure",
+                                 "message": f"{type(exc).__name__}: {exc}",
+                                 "line": None,
+                                 "traceback": traceback.format_exc(limit=20)}})
+        return 0
+    channel.facts(facts)
+    return 0
