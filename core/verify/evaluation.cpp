@@ -1,0 +1,93 @@
+#include "core/verify/evaluation.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace crucible {
+
+namespace {
+using nlohmann::json;
+
+json optionalNumber(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+std::optional<double> readOptionalNumber(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<double>();
+}
+}  // namespace
+
+bool Evaluation::hasCheatFlag() const {
+  return std::any_of(flags.begin(), flags.end(),
+                     [](const Flag& f) { return f.severity == Severity::Cheat; });
+}
+
+void to_json(json& j, const Timing& timing) {
+  j = json{{"reference_ms", optionalNumber(timing.referenceMs)},
+           {"candidate_ms", optionalNumber(timing.candidateMs)},
+           {"compile_reference_ms", optionalNumber(timing.compileReferenceMs)}};
+}
+
+void from_json(const json& j, Timing& timing) {
+  timing.referenceMs = readOptionalNumber(j, "reference_ms");
+  timing.candidateMs = readOptionalNumber(j, "candidate_ms");
+  timing.compileReferenceMs = readOptionalNumber(j, "compile_reference_ms");
+}
+
+void to_json(json& j, const EvalError& error) {
+  j = json{{"stage", error.stage},
+           {"message", error.message},
+           {"blame", error.blame},
+           {"line", error.line ? json(*error.line) : json(nullptr)}};
+}
+
+void from_json(const json& j, EvalError& error) {
+  error.stage = j.at("stage").get<std::string>();
+  error.message = j.value("message", "");
+  error.blame = j.value("blame", "candidate");
+  error.line = j.contains("line") && !j["line"].is_null() ? std::optional<int>(j["line"].get<int>())
+                                                          : std::nullopt;
+}
+
+void to_json(json& j, const Evaluation& e) {
+  j = json{{"verdict", toString(e.verdict)},
+           {"correct", e.correct},
+           {"speedup", optionalNumber(e.speedup)},
+           {"timing", e.timing},
+           {"flags", e.flags},
+           {"reward", e.reward},
+           {"backend", e.backend},
+           {"device", e.device},
+           {"error", e.error ? json(*e.error) : json(nullptr)},
+           {"sandboxed", e.sandboxed},
+           {"sandbox_note", e.sandboxNote},
+           {"correctness", e.correctness},
+           {"environment", e.environment},
+           {"plan", e.plan},
+           {"facts", e.facts}};
+}
+
+void from_json(const json& j, Evaluation& e) {
+  auto verdict = verdictFromString(j.at("verdict").get<std::string>());
+  if (!verdict) throw std::invalid_argument("bad verdict in evaluation JSON");
+  e.verdict = *verdict;
+  e.correct = j.value("correct", false);
+  e.speedup = readOptionalNumber(j, "speedup");
+  e.timing = j.value("timing", Timing{});
+  e.flags = j.value("flags", std::vector<Flag>{});
+  e.reward = j.contains("reward") ? j["reward"].get<Reward>() : Reward{};
+  e.backend = j.value("backend", "");
+  e.device = j.value("device", "");
+  e.error = j.contains("error") && !j["error"].is_null()
+                ? std::optional<EvalError>(j["error"].get<EvalError>())
+                : std::nullopt;
+  e.sandboxed = j.value("sandboxed", false);
+  e.sandboxNote = j.value("sandbox_note", "");
+  e.correctness = j.value("correctness", json::object());
+  e.environment = j.value("environment", json::object());
+  e.plan = j.value("plan", "");
+  e.facts = j.value("facts", json::object());
+}
+
+}  // namespace crucible
