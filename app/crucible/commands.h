@@ -1,0 +1,17 @@
+#pragma once
+// The CLI's subcommands. main.cpp only dispatches; each command lives in its own file.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace crucible::cli {
+
+/// `crucible verify REFERENCE CANDIDATE [options]` (verify_command.cpp).
+int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+/// `crucible sessions list [--db FILE] [--json]` and `crucible sessions show ID [--db FILE]
+/// [--json]` (sessions_command.cpp).
+int runSessions(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace crucible::cli
