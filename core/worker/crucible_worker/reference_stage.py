@@ -1,0 +1,296 @@
+"""The `reference` stage: run the PyTorch reference, write the inputs both sides use and the
+expected outputs, and time it (docs/WORKER_PROTOCOL.md, "reference").
+
+Problems in the reference file become `facts["error"]` with the line in that file; only a
+failure of the harness itself escapes `run` (main.py reports that as infrastructure).
+"""
+import contextlib
+import os
+import signal
+import threading
+import time
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from . import loader, timing, value_pack
+from .loader import UserCodeError
+
+STAGE = "reference"
+MODULE_NAME = "crucible_reference"
+REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
+BATCH_NAMES = ("batch_size", "batch", "B")
+ALT_SEED_OFFSET = 1000
+COMPILE_LIMIT_S = 120
+DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline": True}
+
+
+def run(job, channel):
+    device = stage_device(job)
+    if "threads" in job:
+        torch.set_num_threads(int(job["threads"]))
+    if job.get("backend") == "interpret":
+        # Read by triton when it is imported; a reference that uses triton gets the same
+        # interpreter the candidate does.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    seed, trials = int(job["seed"]), int(job["trials"])
+    facts = {
+        "env": timing.env_facts(device),
+        "trials": trials,
+        "seeds": [seed + 1 + k for k in range(trials)],
+        "outputs": [],
+        "alt_batch": None,
+        "timing": None,
+        "cost": None,
+        "device": None,
+        "error": None,
+    }
+    # Before user code runs: the peaks describe the machine, not what the reference left behind.
+    channel.phase("device-peak")
+    facts["device"] = timing.device_peak(device)
+    try:
+        _run_reference(job, device, channel, facts)
+    except UserCodeError as exc:
+        facts["error"] = exc.to_fact()
+    return facts
+
+
+def stage_device(job):
+    """cuda for the cuda backend; the CPU for interpret and opencl, whatever else the job says."""
+    if job.get("backend") == "cuda" or (job.get("backend") is None and job.get("device") == "cuda"):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def _run_reference(job, device, channel, facts):
+    path = job["reference_path"]
+    seed = int(job["seed"])
+    inputs_dir, out_dir = job["inputs_dir"], job["out_dir"]
+    os.makedirs(inputs_dir, exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
+
+    channel.phase("reference-import")
+    with _user_code(path):
+        module = loader.import_file(path, MODULE_NAME)
+    _check_names(module)
+    with _user_code(path):
+        loader.seed_all(seed, device)
+        init = module.get_init_inputs()
+    _save_user_value(os.path.join(inputs_dir, "init.ctp"), init, "get_init_inputs()")
+    with _user_code(path):
+        model = loader.build_model(module.Model, init, seed, device)
+
+    channel.phase("reference-trials")
+    input_sets, first_outputs = [], None
+    for k in range(int(job["trials"])):
+        inputs = _get_inputs(module, path, seed + 1 + k, device)
+        _save_user_value(os.path.join(inputs_dir, f"inputs_{k}.ctp"), inputs, "get_inputs()")
+        args = loader.move_to(inputs, device)
+        input_sets.append(args)
+        # On a copy: the reference may change its inputs, and the timing reuses them.
+        outputs = _call(model, loader.clone_value(args), path)
+        _save_user_value(os.path.join(out_dir, f"expected_{k}.ctp"), outputs, "the output")
+        if k == 0:
+            first_outputs = outputs
+            facts["outputs"] = [{"dtype": value_pack.dtype_name(t.dtype), "shape": list(t.shape)}
+                                for t in value_pack.tensors_in(outputs)]
+
+    channel.phase("reference-alt-batch")
+    facts["alt_batch"] = _alt_batch(job, module, model, path, device, first_outputs)
+    if not input_sets:
+        return
+    channel.phase("reference-cost")
+    facts["cost"] = _cost(model, input_sets[0], first_outputs)
+    del first_outputs
+    channel.phase("reference-timing")
+    facts["timing"] = _timing(job, model, input_sets, device, path, channel)
+
+
+# ---------------------------------------------------------------------------------------------
+# Calling user code
+
+
+@contextlib.contextmanager
+def _user_code(path):
+    """Turns anything user code raises (sys.exit too) into a UserCodeError with its line."""
+    try:
+        yield
+    except (Exception, SystemExit) as exc:
+        raise UserCodeError.from_exception(exc, path, STAGE) from exc
+
+
+def _check_names(module):
+    missing = [name for name in REQUIRED_NAMES if not callable(getattr(module, name, None))]
+    if missing:
+        raise UserCodeError(f"the reference does not define {', '.join(missing)}", STAGE)
+
+
+def _get_inputs(module, path, seed, device):
+    """`get_inputs()` under `seed`, as a list; the same seed gives the same inputs."""
+    with _user_code(path):
+        loader.seed_all(seed, device)
+        inputs = module.get_inputs()
+    if not isinstance(inputs, (list, tuple)):
+        raise UserCodeError(f"get_inputs() must return a list, not {type(inputs).__qualname__}",
+                            STAGE)
+    return list(inputs)
+
+
+def _call(model, args, path):
+    with _user_code(path), torch.no_grad():
+        return model(*args)
+
+
+def _save_user_value(path, value, what):
+    """Save a value user code produced; one a value pack cannot hold is the user's problem."""
+    try:
+        value_pack.save(path, value)
+    except TypeError as exc:
+        raise UserCodeError(f"{what} cannot be stored: {exc}", STAGE) from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# Alternative batch size
+
+
+def _alt_batch(job, module, model, path, device, first_outputs):
+    """Re-run with the module's batch constant changed, to catch candidates that hard-code it."""
+    inputs_path = os.path.join(job["inputs_dir"], "inputs_alt.ctp")
+    expected_path = os.path.join(job["out_dir"], "expected_alt.ctp")
+    for stale in (inputs_path, expected_path):  # a previous run's files must not be reused
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(stale)
+    if not job.get("alt_batch", True):
+        return _alt_fact(None, None, None, "not requested")
+    name = next((n for n in BATCH_NAMES if _is_int(getattr(module, n, None))), None)
+    if name is None:
+        return _alt_fact(None, None, None, "no int constant " + ", ".join(BATCH_NAMES))
+    value = getattr(module, name)
+    if value <= 0:
+        return _alt_fact(name, value, None, f"{name} = {value} is not positive")
+    if first_outputs is None:
+        return _alt_fact(name, value, None, "no trial ran to compare with")
+    alt = 3 if value == 1 else value + 1
+    setattr(module, name, alt)
+    try:
+        inputs = _get_inputs(module, path, int(job["seed"]) + ALT_SEED_OFFSET, device)
+        outputs = _call(model, loader.move_to(inputs, device), path)
+    except UserCodeError as exc:
+        where = f" (line {exc.line})" if exc.line is not None else ""
+        return _alt_fact(name, value, alt, f"the reference failed with {name} = {alt}{where}: "
+                                           f"{exc.message}")
+    finally:
+        setattr(module, name, value)
+    reason = _leading_dims_reason(first_outputs, outputs)
+    if reason is None:
+        try:
+            value_pack.save(inputs_path, inputs)
+            value_pack.save(expected_path, outputs)
+        except TypeError as exc:
+            reason = f"cannot be stored: {exc}"
+    return _alt_fact(name, value, alt, reason)
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _alt_fact(name, value, alt, reason):
+    return {"name": name, "value": value, "alt": alt, "accepted": reason is None,
+            "reason": reason}
+
+
+def _leading_dims_reason(original, changed):
+    """None when every output tensor's leading dimension changed, else why not."""
+    before, after = value_pack.tensors_in(original), value_pack.tensors_in(changed)
+    if not before:
+        return "the reference returns no tensors"
+    if len(before) != len(after):
+        return f"the reference returned {len(after)} tensors instead of {len(before)}"
+    for i, (a, b) in enumerate(zip(before, after)):
+        if a.dim() == 0 or b.dim() == 0:
+            return f"output {i} is a scalar"
+        if a.shape[0] == b.shape[0]:
+            return f"output {i}'s leading dimension stayed {a.shape[0]}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost and timing
+
+
+def _cost(model, inputs, outputs):
+    """FLOPs counted by torch's FlopCounterMode on one call; bytes = inputs + outputs."""
+    nbytes = sum(t.numel() * t.element_size()
+                 for t in value_pack.tensors_in(inputs) + value_pack.tensors_in(outputs))
+    cost = {"flops": None, "bytes": nbytes}
+    try:
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            model(*loader.clone_value(inputs))
+        cost["flops"] = int(counter.get_total_flops())
+    except Exception as exc:  # the call ran without the counter, so the counter is at fault
+        cost["flops_error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    return cost
+
+
+def _timing(job, model, input_sets, device, path, channel):
+    settings = dict(DEFAULT_TIMING, **job.get("timing", {}))
+    timer = timing.Timer(device)
+    with _user_code(path), torch.no_grad():
+        eager = _measure(timer, model, input_sets, settings)
+    result = {"eager_ms": timing.median(eager), "eager_samples_ms": eager,
+              "compile_ms": None, "compile_samples_ms": None, "compile_error": None}
+    if settings["compile_baseline"]:
+        channel.phase("reference-compile")
+        samples, error = _compile_timing(timer, model, input_sets, settings, device)
+        result["compile_ms"] = timing.median(samples) if samples else None
+        result["compile_samples_ms"] = samples
+        result["compile_error"] = error
+    return result
+
+
+def _measure(timer, fn, input_sets, settings):
+    return timing.measure(timer, fn, input_sets, int(settings["warmup"]), int(settings["reps"]),
+                          float(settings["min_time_s"]))
+
+
+class _CompileTimeout(BaseException):
+    """BaseException, so no `except Exception` inside torch.compile can swallow it."""
+
+
+def _compile_timing(timer, model, input_sets, settings, device):
+    """(samples, None) for torch.compile(model), or (None, why not)."""
+    try:
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            with _deadline(COMPILE_LIMIT_S):
+                compiled(*loader.clone_value(input_sets[0]))  # compiles
+                timing.sync(device)
+            return _measure(timer, compiled, input_sets, settings), None
+    except _CompileTimeout:
+        return None, f"torch.compile took longer than {COMPILE_LIMIT_S} s"
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:2000]
+
+
+@contextlib.contextmanager
+def _deadline(seconds):
+    """Raise _CompileTimeout in this thread after `seconds` (SIGALRM; main thread only, so
+    elsewhere it only checks the time afterwards)."""
+    if threading.current_thread() is not threading.main_thread():
+        start = time.monotonic()
+        yield
+        if time.monotonic() - start > seconds:
+            raise _CompileTimeout()
+        return
+
+    def expire(signum, frame):
+        raise _CompileTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
