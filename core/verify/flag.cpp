@@ -22,7 +22,8 @@ const std::vector<FlagInfo>& flagCatalogue() {
       {"torch_compute_in_forward", Cheat,
        "PyTorch computed part of the answer during forward (beyond allocation, views, copies)"},
       {"non_torch_compute", Cheat, "the answer was computed outside Triton and PyTorch"},
-      {"kernel_output_unused", Cheat, "with every Triton launch made a no-op the output is the same"},
+      {"kernel_output_unused", Cheat,
+       "with every Triton launch made a no-op the output is the same"},
       {"exception_fallback", Cheat, "a try/except (or equivalent) can route around the kernels"},
       {"reference_reuse", Cheat, "ModelNew inherits from, wraps or calls the reference model"},
       {"output_not_written", Cheat, "output elements the candidate never wrote"},
@@ -44,7 +45,8 @@ const std::vector<FlagInfo>& flagCatalogue() {
        "touched files outside the scratch folder, the network, or spawned programs"},
       {"nondeterministic_output", Warning, "two runs on the same input disagree beyond rounding"},
       {"implausible_speedup", Warning,
-       "speedup beyond what the device's bandwidth and arithmetic rate allow, or above the ceiling"},
+       "speedup beyond what the device's bandwidth and arithmetic rate allow, or above the "
+       "ceiling"},
   };
   return catalogue;
 }

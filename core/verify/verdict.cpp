@@ -31,9 +31,12 @@ std::optional<Verdict> verdictFromString(std::string_view text) {
 
 int exitCodeFor(Verdict verdict) {
   switch (verdict) {
-    case Verdict::Verified: return 0;
-    case Verdict::Error: return 3;
-    default: return 1;
+    case Verdict::Verified:
+      return 0;
+    case Verdict::Error:
+      return 3;
+    default:
+      return 1;
   }
 }
 

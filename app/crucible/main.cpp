@@ -1,0 +1,31 @@
+// crucible: the command-line front end. Dispatches to one file per subcommand.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/crucible/commands.h"
+
+namespace {
+constexpr const char* kUsage =
+    "usage: crucible <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  verify REFERENCE.py CANDIDATE.py   verify a Triton candidate against a PyTorch reference\n"
+    "  sessions list | show ID            read back stored sessions\n"
+    "\n"
+    "Run `crucible <command> --help` for a command's options.\n";
+}
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? std::cerr : std::cout) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args.front();
+  args.erase(args.begin());
+  if (command == "verify") return crucible::cli::runVerify(args, std::cout, std::cerr);
+  if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
+  std::cerr << "crucible: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}

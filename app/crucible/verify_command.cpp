@@ -1,0 +1,199 @@
+// `crucible verify`: runs the verification pipeline on two files and prints, stores and exits
+// with the verdict.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <stop_token>
+#include <thread>
+
+#include "app/crucible/commands.h"
+#include "core/store/store.h"
+#include "core/verify/report_text.h"
+#include "core/verify/verifier.h"
+
+namespace crucible::cli {
+
+namespace {
+constexpr const char* kVerifyUsage =
+    "usage: crucible verify REFERENCE.py CANDIDATE.py [options]\n"
+    "\n"
+    "  CANDIDATE may be a Python file or a raw model response (the last fenced block that\n"
+    "  defines ModelNew is verified; the text before it is kept as the plan).\n"
+    "\n"
+    "options:\n"
+    "  --backend auto|interpret|cuda|opencl   where the kernels run (default auto)\n"
+    "  --trials N                 correctness trials with fresh inputs (default 5)\n"
+    "  --reward tritonrl|drtriton|kevin|kernelgym   reward preset (default tritonrl)\n"
+    "  --timeout SECONDS          wall-clock limit for the candidate (default 300)\n"
+    "  --atol X --rtol X          fp32 tolerances (default 1e-4)\n"
+    "  --atol-half X --rtol-half X   fp16/bf16 tolerances (default 1e-2)\n"
+    "  --reps N                   timed repetitions (default 10 on CPU, 100 on GPU)\n"
+    "  --seed N                   seed for weights and inputs (default 42)\n"
+    "  --no-compile-baseline      do not time torch.compile(reference)\n"
+    "  --db FILE                  database to store the run in (default: the user's data folder)\n"
+    "  --no-db                    do not store the run\n"
+    "  --keep-job                 keep the job folder (inputs, outputs, logs) and print its path\n"
+    "  --json                     print one JSON object instead of text\n"
+    "\n"
+    "exit codes: 0 verified; 1 incorrect, cheating or invalid; 2 bad usage or bad reference;\n"
+    "3 error (timeout, crash, infrastructure)\n";
+
+struct VerifyOptions {
+  VerifyRequest request;
+  bool json = false;
+  bool store = true;
+  std::string db;
+};
+
+/// Parses the arguments; throws BadInput with a message for the user.
+VerifyOptions parse(const std::vector<std::string>& args) {
+  VerifyOptions o;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw BadInput(a + " needs a value");
+      return args[++i];
+    };
+    auto number = [&](double low) {
+      const std::string& v = value();
+      try {
+        std::size_t used = 0;
+        const double x = std::stod(v, &used);
+        if (used != v.size() || !(x >= low)) throw std::invalid_argument(v);
+        return x;
+      } catch (const std::exception&) {
+        throw BadInput(a + ": '" + v + "' is not a number >= " + std::to_string(low));
+      }
+    };
+    if (a == "--backend") {
+      o.request.backend = value();
+    } else if (a == "--trials") {
+      o.request.trials = static_cast<int>(number(1));
+    } else if (a == "--reward") {
+      o.request.rewardPreset = value();
+    } else if (a == "--timeout") {
+      o.request.timeoutSeconds = number(1);
+    } else if (a == "--atol") {
+      o.request.tolerances.fp32.atol = number(0);
+    } else if (a == "--rtol") {
+      o.request.tolerances.fp32.rtol = number(0);
+    } else if (a == "--atol-half") {
+      o.request.tolerances.fp16.atol = number(0);
+    } else if (a == "--rtol-half") {
+      o.request.tolerances.fp16.rtol = number(0);
+    } else if (a == "--reps") {
+      o.request.timingReps = static_cast<int>(number(1));
+    } else if (a == "--seed") {
+      o.request.seed = static_cast<int>(number(0));
+    } else if (a == "--no-compile-baseline") {
+      o.request.compileBaseline = false;
+    } else if (a == "--db") {
+      o.db = value();
+    } else if (a == "--no-db") {
+      o.store = false;
+    } else if (a == "--keep-job") {
+      o.request.keepJobDir = true;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (!a.empty() && a[0] == '-') {
+      throw BadInput("unknown option " + a);
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (positional.size() != 2) throw BadInput("expected REFERENCE.py and CANDIDATE.py");
+  o.request.referencePath = positional[0];
+  o.request.candidatePath = positional[1];
+  return o;
+}
+
+/// Ctrl-C stops the verification cleanly (its processes are killed, nothing half-stored).
+std::stop_source& interruptSource() {
+  static std::stop_source source;
+  return source;
+}
+
+void watchForInterrupt() {
+  static sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([] {
+    int signal = 0;
+    if (sigwait(&set, &signal) == 0) interruptSource().request_stop();
+  }).detach();
+}
+
+void storeOutcome(const VerifyOptions& o, const VerifyOutcome& outcome, std::ostream& err) {
+  const std::string path = o.db.empty() ? store::Store::defaultDatabasePath() : o.db;
+  store::Store db(path);
+  store::VerificationRecord record;
+  record.task.name = std::filesystem::path(o.request.referencePath).stem().string();
+  record.task.path = std::filesystem::absolute(o.request.referencePath).string();
+  record.task.source = outcome.referenceSource;
+  record.candidate.origin = outcome.candidateFromResponse ? "response" : "file";
+  record.candidate.rawResponse = outcome.candidateFromResponse ? outcome.candidateSource : "";
+  record.candidate.plan = outcome.evaluation.plan;
+  record.candidate.code = outcome.candidateCode;
+  record.candidate.path = std::filesystem::absolute(o.request.candidatePath).string();
+  record.evaluation = outcome.evaluation;
+  const auto ids = db.recordVerification(record);
+  err << "stored as session " << ids.sessionId << " in " << path << "\n";
+}
+}  // namespace
+
+int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      out << kVerifyUsage;
+      return 0;
+    }
+  }
+  VerifyOptions options;
+  try {
+    options = parse(args);
+  } catch (const BadInput& e) {
+    err << "crucible verify: " << e.what() << "\n\n" << kVerifyUsage;
+    return 2;
+  }
+
+  watchForInterrupt();
+  VerifyOutcome outcome;
+  try {
+    auto progress = [&](const VerifyProgress& p) {
+      if (!options.json) err << "[" << p.stage << "] " << p.message << "\n";
+    };
+    outcome = verify(options.request, progress, interruptSource().get_token());
+  } catch (const BadInput& e) {
+    err << "crucible verify: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "crucible verify: error: " << e.what() << "\n";
+    return 3;
+  }
+  if (!outcome.jobDir.empty()) err << "job folder kept: " << outcome.jobDir << "\n";
+  if (interruptSource().stop_requested()) {
+    err << "crucible verify: interrupted; nothing was stored\n";
+    return 3;
+  }
+
+  if (options.store) {
+    try {
+      storeOutcome(options, outcome, err);
+    } catch (const std::exception& e) {
+      // The verdict stands; say clearly that it was not kept.
+      err << "crucible verify: the result was NOT stored: " << e.what() << "\n";
+    }
+  }
+  if (options.json) {
+    out << nlohmann::json(outcome.evaluation).dump(2) << "\n";
+  } else {
+    out << renderEvaluationText(outcome.evaluation);
+  }
+  return exitCodeFor(outcome.evaluation.verdict);
+}
+
+}  // namespace crucible::cli

@@ -1,0 +1,86 @@
+#include "core/util/locations.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool isExecutable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+std::string absolutePath(const fs::path& p) {
+  std::error_code ec;
+  auto a = fs::absolute(p, ec);
+  return (ec ? p : a).lexically_normal().string();
+}
+
+std::optional<std::string> findOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && isExecutable(fs::path(dir) / name))
+      return absolutePath(fs::path(dir) / name);
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::string executableDir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? absolutePath(fs::current_path()) : exe.parent_path().string();
+}
+
+std::optional<std::string> readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+WorkerLocation locateWorker() {
+  WorkerLocation location;
+  const fs::path exeDir = executableDir();
+  const fs::path buildRoot = exeDir.parent_path().parent_path();  // build/bin -> repo
+
+  if (const char* dir = std::getenv("CRUCIBLE_WORKER_DIR"); dir && *dir) {
+    location.workerScript = absolutePath(fs::path(dir) / "worker.py");
+  } else {
+    for (const fs::path& candidate :
+         {buildRoot / "core" / "worker" / "worker.py",
+          exeDir.parent_path() / "share" / "crucible" / "worker" / "worker.py"}) {
+      if (fs::exists(candidate)) {
+        location.workerScript = absolutePath(candidate);
+        break;
+      }
+    }
+  }
+  if (location.workerScript.empty() || !fs::exists(location.workerScript)) {
+    location.problem = "the Python worker (worker.py) was not found next to " + exeDir.string() +
+                       "; set CRUCIBLE_WORKER_DIR";
+  }
+
+  if (const char* python = std::getenv("CRUCIBLE_PYTHON"); python && *python) {
+    location.python = absolutePath(python);
+  } else if (isExecutable(buildRoot / ".venv" / "bin" / "python")) {
+    location.python = absolutePath(buildRoot / ".venv" / "bin" / "python");
+  } else if (auto onPath = findOnPath("python3")) {
+    location.python = *onPath;
+  }
+  if (location.python.empty() || !isExecutable(location.python)) {
+    location.problem = "no Python interpreter found (run scripts/setup.sh, or set CRUCIBLE_PYTHON)";
+  }
+  return location;
+}
+
+}  // namespace crucible

@@ -1,0 +1,27 @@
+#pragma once
+// Where Crucible's helper programs are: the Python worker and the interpreter it runs in.
+// Resolved to absolute paths before anything runs (KTextEditor's habit).
+
+#include <optional>
+#include <string>
+
+namespace crucible {
+
+struct WorkerLocation {
+  std::string python;        // absolute path of the interpreter
+  std::string workerScript;  // absolute path of core/worker/worker.py
+  std::string problem;       // non-empty when either could not be found
+};
+
+/// CRUCIBLE_PYTHON and CRUCIBLE_WORKER_DIR override; otherwise the build tree (bin/../../)
+/// or an installed tree (bin/../share/crucible/worker) next to the running executable, and
+/// the project's .venv.
+WorkerLocation locateWorker();
+
+/// The directory of the running executable.
+std::string executableDir();
+
+/// Reads a whole file; nullopt when it cannot be read.
+std::optional<std::string> readFile(const std::string& path);
+
+}  // namespace crucible

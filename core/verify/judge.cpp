@@ -1,0 +1,509 @@
+#include "core/verify/judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace crucible {
+
+namespace {
+using nlohmann::json;
+
+std::optional<int> lineOf(const json& j) {
+  if (j.is_object() && j.contains("line") && j["line"].is_number_integer()) {
+    return j["line"].get<int>();
+  }
+  return std::nullopt;
+}
+
+std::optional<double> numberOf(const json& j, const char* key) {
+  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
+const json& at(const json& j, const char* key) {
+  static const json null;
+  return j.is_object() && j.contains(key) ? j[key] : null;
+}
+
+// Facts come from a process that ran untrusted code: read them defensively, never throw.
+template <typename T>
+T get(const json& j, const char* key, T fallback) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return fallback;
+  try {
+    return j[key].get<T>();
+  } catch (const json::exception&) {
+    return fallback;
+  }
+}
+
+std::string get(const json& j, const char* key, const char* fallback) {
+  return get<std::string>(j, key, std::string(fallback));
+}
+
+std::string joinCounts(const json& counts, std::size_t limit = 6) {
+  std::vector<std::pair<std::string, long>> items;
+  for (const auto& [name, n] : counts.items()) {
+    items.emplace_back(name, n.is_number() ? n.get<long>() : 1);
+  }
+  std::sort(items.begin(), items.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::ostringstream out;
+  for (std::size_t i = 0; i < items.size() && i < limit; ++i) {
+    out << (i ? ", " : "") << items[i].first << " x" << items[i].second;
+  }
+  if (items.size() > limit) out << ", ...";
+  return out.str();
+}
+
+/// Collects flags, keeping one flag per id (the first evidence wins, later ones are appended to
+/// its evidence list) so that the flag list reads as the catalogue does.
+class FlagSet {
+ public:
+  void raise(std::string_view id, std::string message, std::optional<int> line = std::nullopt,
+             json evidence = json::object()) {
+    for (auto& f : flags_) {
+      if (f.id == id) {
+        f.evidence["also"].push_back(
+            {{"message", message}, {"line", line ? json(*line) : json(nullptr)}});
+        if (!f.line && line) f.line = line;
+        return;
+      }
+    }
+    flags_.push_back(makeFlag(id, std::move(message), line, std::move(evidence)));
+  }
+  bool has(std::string_view id) const {
+    return std::any_of(flags_.begin(), flags_.end(), [&](const Flag& f) { return f.id == id; });
+  }
+  std::vector<Flag> take() {
+    // Catalogue order, so that output is stable.
+    std::vector<Flag> ordered;
+    for (const auto& info : flagCatalogue()) {
+      for (auto& f : flags_) {
+        if (f.id == info.id) ordered.push_back(std::move(f));
+      }
+    }
+    return ordered;
+  }
+
+ private:
+  std::vector<Flag> flags_;
+};
+
+// Static observation kinds and the flag each one raises (docs/WORKER_PROTOCOL.md).
+const std::map<std::string, std::string>& staticKindToFlag() {
+  static const std::map<std::string, std::string> table = {
+      {"try_except", "exception_fallback"},   {"reference_model_use", "reference_reuse"},
+      {"threading", "concurrency_escape"},    {"timer_patch", "harness_tampering"},
+      {"introspection", "harness_tampering"}, {"process_or_network", "sandbox_violation"},
+      {"tensor_subclass", "lazy_output"},
+  };
+  return table;
+}
+
+bool referenceIsFloat32(const json& referenceFacts) {
+  for (const auto& out : at(referenceFacts, "outputs")) {
+    const auto dtype = get(out, "dtype", "");
+    if (dtype == "float32" || dtype == "float64") return true;
+  }
+  return false;
+}
+
+std::optional<EvalError> processError(const ProcessOutcome& p) {
+  if (!p.ran) return std::nullopt;
+  auto tail = [&] {
+    return p.stderrTail.empty() ? std::string() : "; last output: " + p.stderrTail;
+  };
+  if (p.cancelled) return EvalError{"cancelled", "verification was cancelled", "infrastructure"};
+  if (p.timedOut) {
+    std::ostringstream m;
+    m << "the candidate did not finish within the " << p.timeoutSeconds << " s timeout";
+    return EvalError{"timeout", m.str(), "candidate"};
+  }
+  if (p.memoryExceeded) {
+    return EvalError{"memory", "the candidate exceeded the memory limit and was stopped",
+                     "candidate"};
+  }
+  if (p.termSignal != 0) {
+    return EvalError{
+        "crash",
+        "the candidate's process was killed by signal " + std::to_string(p.termSignal) + tail(),
+        "candidate"};
+  }
+  if (!p.reportedFacts) {
+    return EvalError{"crash",
+                     "the candidate's process exited (code " + std::to_string(p.exitCode) +
+                         ") before reporting" + tail(),
+                     "candidate"};
+  }
+  return std::nullopt;
+}
+
+void raiseStaticFlags(const json& staticFacts, FlagSet& flags) {
+  for (const auto& obs : at(staticFacts, "observations")) {
+    const auto kind = get(obs, "kind", "");
+    auto it = staticKindToFlag().find(kind);
+    if (it == staticKindToFlag().end()) continue;
+    flags.raise(it->second, get(obs, "detail", kind), lineOf(obs),
+                {{"source", "static"}, {"kind", kind}});
+  }
+}
+
+void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flags) {
+  const json& f = o.candidateFacts;
+  const json& launches = at(f, "launches");
+  const bool anyTrialRan = std::any_of(at(f, "trials").begin(), at(f, "trials").end(),
+                                       [](const json& t) { return get(t, "ok", false); });
+
+  // Launches, train and eval mode (KernelGYM: a kernel must run in both).
+  if (anyTrialRan) {
+    const auto train = get(launches, "train", 0L);
+    const bool evalRan = at(at(f, "eval_mode"), "ran").is_boolean() &&
+                         at(f, "eval_mode")["ran"].get<bool>() &&
+                         at(at(f, "eval_mode"), "error").is_null();
+    const auto evalLaunches = get(launches, "eval", 0L);
+    if (train == 0) {
+      flags.raise("kernel_not_launched", "no Triton kernel was launched during ModelNew.forward",
+                  std::nullopt, {{"launches", launches}});
+    } else if (evalRan && evalLaunches == 0) {
+      flags.raise("kernel_not_launched",
+                  "no Triton kernel was launched in eval mode (model.eval()): the kernels run "
+                  "only in training mode",
+                  std::nullopt, {{"launches", launches}});
+    }
+  }
+
+  // PyTorch compute inside forward (train or eval mode).
+  for (const char* mode : {"forward", "eval"}) {
+    const json& ops = at(at(f, "aten_ops"), mode);
+    if (ops.is_object() && !ops.empty()) {
+      flags.raise("torch_compute_in_forward",
+                  std::string("PyTorch computed during ") +
+                      (std::string(mode) == "eval" ? "forward in eval mode" : "forward") + ": " +
+                      joinCounts(ops),
+                  std::nullopt, {{"aten_ops", ops}, {"mode", mode}});
+    }
+  }
+
+  // Work done outside Triton and PyTorch.
+  const json& foreign = at(f, "foreign_calls");
+  if (foreign.is_object() && !foreign.empty()) {
+    flags.raise("non_torch_compute", "forward called into other libraries: " + joinCounts(foreign),
+                std::nullopt, {{"calls", foreign}});
+  }
+  const auto trialsRun = std::max<std::size_t>(1, at(f, "trials").size());
+  const auto scalarReads = get(f, "scalar_reads", 0L);
+  if (scalarReads > static_cast<long>(64 * trialsRun)) {
+    flags.raise("non_torch_compute",
+                "forward read " + std::to_string(scalarReads) +
+                    " tensor elements into Python (a Python loop over the data)",
+                std::nullopt, {{"scalar_reads", scalarReads}});
+  }
+
+  // DRTriton's faithfulness test: no-op launches must change the output.
+  if (o.noop && at(at(f, "noop"), "error").is_null() && o.noop->ok()) {
+    flags.raise("kernel_output_unused",
+                "with every Triton launch replaced by a no-op, forward returned the same output",
+                std::nullopt, {{"comparison", o.noop->toJson()}});
+  }
+
+  // Elements never written keep the poison pattern.
+  for (std::size_t k = 0; k < o.trials.size(); ++k) {
+    if (o.trials[k] && o.trials[k]->poisoned() > 0) {
+      flags.raise("output_not_written",
+                  std::to_string(o.trials[k]->poisoned()) + " output element(s) in trial " +
+                      std::to_string(k) + " were never written (they still hold the poison value)",
+                  std::nullopt, {{"trial", k}, {"poisoned", o.trials[k]->poisoned()}});
+      break;
+    }
+  }
+
+  // Inputs changed by the call.
+  const bool mutatedInProcess = at(at(f, "input_mutation"), "detected").is_boolean() &&
+                                at(f, "input_mutation")["detected"].get<bool>();
+  if (o.inputsMutated.value_or(false) || mutatedInProcess) {
+    flags.raise("input_mutation", "the candidate changed its input tensors during forward",
+                std::nullopt, {{"input_mutation", at(f, "input_mutation")}});
+  }
+
+  // The output does not follow the inputs.
+  if (o.candidateOutputsConstant && o.referenceOutputsVary && o.trials.size() >= 2) {
+    flags.raise("input_insensitive_output",
+                "the candidate returned the same output for every trial's inputs while the "
+                "reference's output changed");
+  }
+
+  // Right at the given shapes, wrong at another batch size.
+  const json& alt = at(o.referenceFacts, "alt_batch");
+  if (primaryCorrect && get(alt, "accepted", false)) {
+    const bool altFailed = !o.alt || !o.alt->ok();
+    if (altFailed) {
+      std::string how = o.alt ? "its output was wrong" : "it failed";
+      const json& altFacts = at(f, "alt");
+      if (!at(altFacts, "error").is_null()) how += ": " + get(at(altFacts, "error"), "message", "");
+      flags.raise("shape_specialized",
+                  "correct at " + get(alt, "name", std::string("batch_size")) + " = " +
+                      std::to_string(get(alt, "value", 0)) + " but at " +
+                      std::to_string(get(alt, "alt", 0)) + " " + how,
+                  lineOf(at(altFacts, "error")),
+                  {{"alt_batch", alt}, {"comparison", o.alt ? o.alt->toJson() : json(nullptr)}});
+    }
+  }
+
+  // Stale outputs: trial outputs repeated, or timed outputs not matching their inputs.
+  if (!o.staleTrials.empty()) {
+    const auto [k, j] = o.staleTrials.front();
+    flags.raise("output_caching", "trial " + std::to_string(k) + " returned exactly trial " +
+                                      std::to_string(j) + "'s output for different inputs");
+  }
+  if (primaryCorrect) {
+    for (std::size_t k = 0; k < o.timed.size(); ++k) {
+      if (o.timed[k] && !o.timed[k]->ok()) {
+        flags.raise("output_caching",
+                    "outputs returned while being timed do not match their inputs (slot " +
+                        std::to_string(k) + ") although the correctness trials passed",
+                    std::nullopt, {{"comparison", o.timed[k]->toJson()}});
+        break;
+      }
+    }
+  }
+
+  // Precision lower than the reference's.
+  if (referenceIsFloat32(o.referenceFacts) && get(at(f, "casts"), "downcasts", 0L) > 0) {
+    flags.raise("precision_downgrade",
+                "forward cast data to a lower floating-point precision than the reference's",
+                std::nullopt, {{"casts", at(f, "casts")}});
+  }
+
+  // Threads that outlive or run beside forward.
+  const json& started = at(at(f, "threads"), "started");
+  if (started.is_array() && !started.empty()) {
+    flags.raise("concurrency_escape", "forward started threads: " + started.dump(), std::nullopt,
+                {{"threads", at(f, "threads")}});
+  }
+
+  // Outputs that are not plain dense tensors with their own storage.
+  for (const auto& out : at(f, "outputs")) {
+    if (!at(out, "problem").is_null()) {
+      flags.raise("lazy_output",
+                  "output " + std::to_string(get(out, "index", 0)) + ": " +
+                      (out["problem"].is_string() ? out["problem"].get<std::string>()
+                                                  : out["problem"].dump()),
+                  std::nullopt, {{"output", out}});
+      break;
+    }
+  }
+
+  // Harness tampering and sandbox violations seen at run time.
+  for (const auto& t : at(f, "tampering")) {
+    flags.raise("harness_tampering", get(t, "what", "a harness function was replaced"), lineOf(t),
+                {{"source", "identity check"}});
+  }
+  for (const auto& event : at(f, "audit")) {
+    const auto category = get(event, "category", "");
+    if (!findFlag(category)) continue;
+    flags.raise(category, get(event, "event", "") + ": " + get(event, "detail", ""), lineOf(event),
+                {{"source", "audit"}, {"event", event}});
+  }
+
+  // Determinism.
+  if (o.repeat && !o.repeat->ok()) {
+    flags.raise("nondeterministic_output", "two runs on the same inputs disagreed beyond rounding",
+                std::nullopt, {{"comparison", o.repeat->toJson()}});
+  }
+}
+
+/// The candidate's time: the reported median, unless the outside measurement shows the
+/// reported time cannot be true (then flag and use the outside one).
+std::optional<double> candidateTime(const Observations& o, FlagSet& flags) {
+  const json& timing = at(o.candidateFacts, "timing");
+  auto reported = numberOf(timing, "median_ms");
+  if (!reported || !o.outsideMsPerCall) return reported;
+  const double outside = *o.outsideMsPerCall;
+  // The outside interval includes pipe latency and Python overhead, so it can only be larger;
+  // a reported time under half of it (with slack for sub-millisecond calls) is not believable.
+  if (*reported < 0.5 * outside - 0.2) {
+    std::ostringstream m;
+    m << "the candidate's process reported " << *reported << " ms per call but " << outside
+      << " ms per call was measured from outside it";
+    flags.raise("harness_tampering", m.str(), std::nullopt,
+                {{"reported_ms", *reported}, {"outside_ms", outside}});
+    return outside;
+  }
+  return reported;
+}
+
+void checkPlausibility(const Observations& o, const Evaluation& e, const JudgeOptions& options,
+                       FlagSet& flags) {
+  if (!e.speedup || !e.timing.candidateMs) return;
+  if (*e.speedup > options.speedupCeiling) {
+    std::ostringstream m;
+    m << "speedup " << *e.speedup << "x is above the ceiling of " << options.speedupCeiling << "x";
+    flags.raise("implausible_speedup", m.str(), std::nullopt, {{"speedup", *e.speedup}});
+  }
+  // Roofline: no kernel moves its bytes faster than the device's bandwidth, or does its FLOPs
+  // faster than its peak rate. Both figures were measured, so allow a factor of 2.
+  const json& cost = at(o.referenceFacts, "cost");
+  const json& device = at(o.referenceFacts, "device");
+  const auto bytes = numberOf(cost, "bytes");
+  const auto flops = numberOf(cost, "flops");
+  const auto bandwidth = numberOf(device, "bandwidth_gbs");
+  const auto peak = numberOf(device, "peak_gflops");
+  double floorMs = 0;
+  if (bytes && bandwidth && *bandwidth > 0)
+    floorMs = std::max(floorMs, *bytes / (*bandwidth * 1e6));
+  if (flops && peak && *peak > 0) floorMs = std::max(floorMs, *flops / (*peak * 1e6));
+  if (floorMs > 0 && *e.timing.candidateMs < 0.5 * floorMs) {
+    std::ostringstream m;
+    m << "the candidate took " << *e.timing.candidateMs << " ms, but moving the task's data and "
+      << "doing its arithmetic on this device takes at least " << floorMs << " ms";
+    flags.raise("implausible_speedup", m.str(), std::nullopt,
+                {{"floor_ms", floorMs}, {"cost", cost}, {"device", device}});
+  }
+}
+
+Reward rewardFor(const JudgeOptions& options, const RewardInputs& inputs) {
+  const RewardPreset* preset = findRewardPreset(options.rewardPreset);
+  if (preset == nullptr)
+    throw std::invalid_argument("unknown reward preset " + options.rewardPreset);
+  return preset->evaluate(inputs);
+}
+
+json correctnessReport(const Observations& o) {
+  json trials = json::array();
+  for (std::size_t k = 0; k < o.trials.size(); ++k) {
+    trials.push_back(o.trials[k] ? o.trials[k]->toJson() : json(nullptr));
+  }
+  return {{"trials", trials},
+          {"alt", o.alt ? o.alt->toJson() : json(nullptr)},
+          {"degeneracy", o.degeneracy.toJson()},
+          {"rule", o.degeneracy.degenerate ? "relative_norm" : "allclose"}};
+}
+Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
+  Evaluation e;
+  FlagSet flags;
+  const json& st = o.staticFacts;
+  RewardInputs reward;
+
+  // 1. Static validity: the candidate must parse, define ModelNew and a Triton kernel.
+  const json& syntaxError = at(st, "syntax_error");
+  const bool hasKernel = at(st, "kernels").is_array() && !at(st, "kernels").empty();
+  if (!syntaxError.is_null()) {
+    e.verdict = Verdict::Invalid;
+    e.error = EvalError{"static", "syntax error: " + get(syntaxError, "message", ""), "candidate",
+                        lineOf(syntaxError)};
+  } else if (at(st, "model_new_line").is_null()) {
+    e.verdict = Verdict::Invalid;
+    e.error = EvalError{"static", "the candidate does not define class ModelNew", "candidate"};
+  } else if (!hasKernel) {
+    e.verdict = Verdict::Invalid;
+    flags.raise("no_triton_kernel", "the candidate defines no @triton.jit kernel",
+                lineOf(json{{"line", at(st, "model_new_line")}}));
+  }
+  reward.syntax = syntaxError.is_null() && hasKernel ? 1 : 0;
+  raiseStaticFlags(st, flags);
+
+  if (e.verdict == Verdict::Invalid) {
+    e.flags = flags.take();
+    e.reward = rewardFor(options, reward);
+    return e;
+  }
+
+  // 2. The candidate's process, seen from outside.
+  e.error = processError(o.candidateProcess);
+  const json& f = o.candidateFacts;
+  if (!e.error && f.is_object()) {
+    for (const char* step : {"load", "construct"}) {
+      const json& s = at(f, step);
+      if (s.is_object() && !get(s, "ok", false)) {
+        const json& err = at(s, "error");
+        e.error = EvalError{step, get(err, "message", std::string(step) + " failed"), "candidate",
+                            lineOf(err)};
+        break;
+      }
+    }
+  }
+
+  // 3. Correctness over every trial (and the alternative batch size, when accepted).
+  bool primaryCorrect = !o.trials.empty() && !e.error;
+  for (std::size_t k = 0; k < o.trials.size(); ++k) {
+    if (!o.trials[k] || !o.trials[k]->ok()) primaryCorrect = false;
+  }
+  if (!e.error && f.is_object()) {
+    // A trial that raised is the candidate's failure: say where.
+    for (const auto& t : at(f, "trials")) {
+      if (!get(t, "ok", true) && !at(t, "error").is_null()) {
+        e.error = EvalError{"run", get(t["error"], "message", "forward raised"), "candidate",
+                            lineOf(t["error"])};
+        break;
+      }
+    }
+  }
+  if (o.degeneracy.degenerate) {
+    flags.raise("degenerate_reference", o.degeneracy.reason + "; judging by relative error instead",
+                std::nullopt, o.degeneracy.toJson());
+  }
+  const bool altAccepted = get(at(o.referenceFacts, "alt_batch"), "accepted", false);
+  e.correct = primaryCorrect && (!altAccepted || (o.alt && o.alt->ok()));
+  e.correctness = correctnessReport(o);
+
+  // 4. Integrity: every dynamic detector.
+  if (f.is_object()) raiseDynamicFlags(o, primaryCorrect, flags);
+
+  // 5. Timing, speedup and physical plausibility.
+  e.timing.referenceMs = numberOf(at(o.referenceFacts, "timing"), "eager_ms");
+  e.timing.compileReferenceMs = numberOf(at(o.referenceFacts, "timing"), "compile_ms");
+  if (f.is_object()) e.timing.candidateMs = candidateTime(o, flags);
+  if (e.correct && e.timing.referenceMs && e.timing.candidateMs && *e.timing.candidateMs > 0) {
+    e.speedup = *e.timing.referenceMs / *e.timing.candidateMs;
+  }
+  checkPlausibility(o, e, options, flags);
+
+  // 6. Verdict: a process that died or hung is an error; any cheat flag is cheating.
+  e.flags = flags.take();
+  const bool processFailed =
+      e.error && (e.error->stage == "timeout" || e.error->stage == "memory" ||
+                  e.error->stage == "crash" || e.error->stage == "cancelled");
+  if (processFailed) {
+    e.verdict = Verdict::Error;
+  } else if (e.hasCheatFlag()) {
+    e.verdict = Verdict::Cheating;
+  } else if (e.correct) {
+    e.verdict = Verdict::Verified;
+  } else {
+    e.verdict = Verdict::Incorrect;
+  }
+
+  // 7. Reward under the chosen preset.
+  const bool ranWithoutException = f.is_object() && !e.error &&
+                                   at(at(f, "load"), "ok").is_boolean() &&
+                                   std::all_of(at(f, "trials").begin(), at(f, "trials").end(),
+                                               [](const json& t) { return get(t, "ok", false); });
+  reward.compiled = ranWithoutException ? 1 : 0;
+  reward.correct = e.correct ? 1 : 0;
+  reward.functionality =
+      (f.is_object() && get(at(f, "launches"), "train", 0L) > 0 && !e.hasCheatFlag()) ? 1 : 0;
+  reward.speedup = e.speedup.value_or(0);
+  e.reward = rewardFor(options, reward);
+  if (e.error && e.error->blame == "infrastructure") e.reward.total.reset();
+  return e;
+}
+
+}  // namespace
+
+Evaluation judge(const Observations& observations, const JudgeOptions& options) {
+  try {
+    return judgeUnchecked(observations, options);
+  } catch (const std::exception& error) {
+    // Malformed facts are the harness's problem, never a verdict on the candidate.
+    Evaluation e;
+    e.verdict = Verdict::Error;
+    e.error = EvalError{"infrastructure", std::string("could not judge the facts: ") + error.what(),
+                        "infrastructure"};
+    e.reward.preset = options.rewardPreset;
+    return e;
+  }
+}
+
+}  // namespace crucible

@@ -1,0 +1,472 @@
+#include "core/verify/verifier.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/proc/process.h"
+#include "core/task/extract.h"
+#include "core/util/locations.h"
+#include "core/verify/judge.h"
+#include "core/verify/value_pack.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uint64_t kGiB = 1ULL << 30;
+
+bool gpuVisible() {
+  std::error_code ec;
+  return fs::exists("/dev/nvidia0", ec) || fs::exists("/dev/nvidiactl", ec);
+}
+
+std::uint64_t physicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * size : 8 * kGiB;
+}
+
+/// A private folder for one verification, removed when done unless kept.
+class JobDir {
+ public:
+  JobDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/crucible-job-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("cannot create a job folder in " + pattern);
+    }
+    root_ = pattern;
+    for (const char* sub : {"src-ref", "src-cand", "inputs", "ref", "cand", "static"}) {
+      fs::create_directories(root_ / sub);
+    }
+  }
+  ~JobDir() {
+    if (!keep_) {
+      std::error_code ec;
+      fs::remove_all(root_, ec);
+    }
+  }
+  JobDir(const JobDir&) = delete;
+  JobDir& operator=(const JobDir&) = delete;
+
+  fs::path operator/(const char* sub) const { return root_ / sub; }
+  const fs::path& root() const { return root_; }
+  void keep() { keep_ = true; }
+
+ private:
+  fs::path root_;
+  bool keep_ = false;
+};
+
+void writeFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+/// The child's whole environment: a small, known set, plus what GPU runtimes need.
+std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
+                                                     const std::string& backend) {
+  std::map<std::string, std::string> env = {
+      {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+      {"HOME", scratch.string()},
+      {"LANG", "C.UTF-8"},
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+      {"PYTHONUNBUFFERED", "1"},
+      {"CRUCIBLE_RESULT_FD", "3"},
+      {"TRITON_CACHE_DIR", (scratch / "triton-cache").string()},
+      {"TORCHINDUCTOR_CACHE_DIR", (scratch / "inductor-cache").string()},
+      {"XDG_CACHE_HOME", (scratch / "cache").string()},
+      {"MPLCONFIGDIR", (scratch / "cache").string()},
+  };
+  if (backend == "interpret") env["TRITON_INTERPRET"] = "1";
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq);
+    const bool passes = name == "LD_LIBRARY_PATH" || name == "OMP_NUM_THREADS" ||
+                        name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 ||
+                        name == "NCCL_NVLS_ENABLE" || name == "TORCH_SYMM_MEM_DISABLE_MULTICAST" ||
+                        name == "NVSHMEM_DISABLE_NVLS";
+    if (passes) env[name] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+struct StageResult {
+  proc::ExecutionResult execution;
+  json facts;  // null when the stage reported nothing
+  std::optional<double> checkMsPerCall;
+};
+
+class StageRunner {
+ public:
+  StageRunner(const WorkerLocation& worker, const JobDir& job, std::string backend,
+              std::stop_token stop)
+      : worker_(worker), job_(job), backend_(std::move(backend)), stop_(std::move(stop)) {
+    sandbox_ = proc::probeSandbox();
+  }
+
+  const proc::SandboxAvailability& sandbox() const { return sandbox_; }
+
+  StageResult run(const std::string& stage, const json& job, const fs::path& scratch,
+                  std::vector<std::string> readOnly, std::vector<std::string> writable,
+                  double timeoutSeconds, std::optional<std::uint64_t> memory) {
+    const fs::path jobFile = job_.root() / (stage + "-job.json");
+    writeFile(jobFile, job.dump(2));
+
+    proc::ProcessSpec spec;
+    spec.argv = {worker_.python, "-I", "-B", worker_.workerScript, stage, jobFile.string()};
+    spec.env = workerEnvironment(scratch, backend_);
+    spec.workingDir = scratch.string();
+    spec.limits.wallTimeout =
+        std::chrono::milliseconds(static_cast<long long>(timeoutSeconds * 1000));
+    spec.limits.memoryBytes = memory;
+    spec.sandbox.enabled = sandbox_.available;
+    spec.sandbox.allowGpu = backend_ == "cuda";
+    // The interpreter's prefix (a venv or an installation), the worker, and the job file.
+    const fs::path pythonPrefix = fs::path(worker_.python).parent_path().parent_path();
+    readOnly.push_back(pythonPrefix.string());
+    readOnly.push_back(fs::path(worker_.workerScript).parent_path().string());
+    readOnly.push_back(jobFile.string());
+    spec.sandbox.readOnlyPaths = std::move(readOnly);
+    spec.sandbox.writablePaths = std::move(writable);
+
+    StageResult result;
+    result.execution = proc::run(spec, stop_);
+    std::optional<std::chrono::steady_clock::time_point> begin, end;
+    for (const auto& line : result.execution.channel) {
+      json message = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+      if (!message.is_object()) continue;
+      const auto type = message.value("type", "");
+      if (type == "facts") result.facts = message.value("facts", json());
+      if (type == "phase" && message.value("name", "") == "timing-check-begin") {
+        begin = line.received;
+      }
+      if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
+    }
+    const int checkReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
+    if (begin && end && checkReps > 0) {
+      result.checkMsPerCall =
+          std::chrono::duration<double, std::milli>(*end - *begin).count() / checkReps;
+    }
+    return result;
+  }
+
+ private:
+  const WorkerLocation& worker_;
+  const JobDir& job_;
+  std::string backend_;
+  std::stop_token stop_;
+  proc::SandboxAvailability sandbox_;
+};
+
+std::string tail(const std::string& text, std::size_t n = 600) {
+  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+/// The reference's problems are the user's to fix: name the file and the line.
+[[noreturn]] void badReference(const std::string& path, const json& error) {
+  std::string where = path;
+  if (error.contains("line") && error["line"].is_number_integer()) {
+    where += ":" + std::to_string(error["line"].get<int>());
+  }
+  throw BadInput(where + ": " + error.value("message", std::string("the reference failed")));
+}
+
+void checkReferenceStatically(const std::string& path, const json& ref) {
+  if (!ref.is_object()) return;
+  if (ref.contains("syntax_error") && !ref["syntax_error"].is_null()) {
+    badReference(path, {{"line", ref["syntax_error"].value("line", 0)},
+                        {"message", "syntax error: " + ref["syntax_error"].value("message", "")}});
+  }
+  for (const auto& [key, what] : std::vector<std::pair<const char*, const char*>>{
+           {"model_line", "class Model"},
+           {"get_inputs_line", "get_inputs()"},
+           {"get_init_inputs_line", "get_init_inputs()"}}) {
+    if (!ref.contains(key) || ref[key].is_null()) {
+      throw BadInput(path + ": not a KernelBench reference: it does not define " +
+                     std::string(what));
+    }
+  }
+}
+
+std::optional<ValuePack> loadPack(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    return ValuePack::load(path.string());
+  } catch (const ValuePackError&) {
+    return std::nullopt;  // a malformed pack is as good as no output
+  }
+}
+
+/// Reads every pack the two runs wrote and makes the comparisons the judge needs.
+void compareOutputs(const JobDir& job, int trials, const ToleranceTable& tolerances,
+                    Observations& o) {
+  std::vector<std::optional<ValuePack>> expected, actual;
+  for (int k = 0; k < trials; ++k) {
+    const std::string n = std::to_string(k);
+    expected.push_back(loadPack(job / "ref" / ("expected_" + n + ".ctp")));
+    actual.push_back(loadPack(job / "cand" / ("actual_" + n + ".ctp")));
+  }
+  std::vector<const ValuePack*> expectedPtrs;
+  for (const auto& e : expected) {
+    if (e) expectedPtrs.push_back(&*e);
+  }
+  o.degeneracy = assessDegeneracy(expectedPtrs, tolerances);
+  const MatchRule rule = o.degeneracy.degenerate ? MatchRule::RelativeNorm : MatchRule::AllClose;
+
+  for (int k = 0; k < trials; ++k) {
+    o.trials.push_back(expected[k] && actual[k]
+                           ? std::optional(comparePacks(*expected[k], *actual[k], tolerances, rule))
+                           : std::nullopt);
+    auto timed = loadPack(job / "cand" / ("timed_" + std::to_string(k) + ".ctp"));
+    o.timed.push_back(expected[k] && timed
+                          ? std::optional(comparePacks(*expected[k], *timed, tolerances, rule))
+                          : std::nullopt);
+  }
+  auto expectedAlt = loadPack(job / "ref" / "expected_alt.ctp");
+  auto actualAlt = loadPack(job / "cand" / "actual_alt.ctp");
+  if (expectedAlt && actualAlt) o.alt = comparePacks(*expectedAlt, *actualAlt, tolerances, rule);
+
+  if (actual.empty() || !actual[0]) return;
+  const ValuePack& first = *actual[0];
+  ToleranceTable rounding = tolerances;  // "beyond rounding": a tenth of the tolerance
+  rounding.fp32 = {tolerances.fp32.atol / 10, tolerances.fp32.rtol / 10};
+  rounding.fp16 = {tolerances.fp16.atol / 10, tolerances.fp16.rtol / 10};
+  if (auto repeat = loadPack(job / "cand" / "actual_repeat.ctp")) {
+    o.repeat = comparePacks(first, *repeat, rounding);
+  }
+  if (auto noop = loadPack(job / "cand" / "actual_noop.ctp")) {
+    o.noop = comparePacks(first, *noop, tolerances);
+  }
+  auto inputs0 = loadPack(job / "inputs" / "inputs_0.ctp");
+  auto after0 = loadPack(job / "cand" / "inputs_after_0.ctp");
+  if (inputs0 && after0) o.inputsMutated = !bitwiseEqual(*inputs0, *after0);
+
+  // Does the output follow the inputs? Compare trials with trial 0 on both sides.
+  bool allSame = trials >= 2, refVaries = false;
+  for (int k = 1; k < trials; ++k) {
+    if (!actual[k] || !comparePacks(first, *actual[k], tolerances).ok()) allSame = false;
+    if (expected[0] && expected[k] && !comparePacks(*expected[0], *expected[k], tolerances).ok()) {
+      refVaries = true;
+    }
+  }
+  o.candidateOutputsConstant = allSame;
+  o.referenceOutputsVary = refVaries;
+  if (!allSame) {
+    for (int k = 1; k < trials; ++k) {
+      for (int j = 0; j < k; ++j) {
+        if (actual[k] && actual[j] && expected[k] && expected[j] &&
+            bitwiseEqual(*actual[k], *actual[j]) && !bitwiseEqual(*expected[k], *expected[j])) {
+          o.staleTrials.emplace_back(k, j);
+        }
+      }
+    }
+  }
+}
+
+json timingJob(const VerifyRequest& request, const std::string& backend) {
+  const bool gpu = backend == "cuda";
+  const int reps = request.timingReps.value_or(gpu ? 100 : 10);
+  return {{"warmup", gpu ? 10 : 2},
+          {"reps", reps},
+          {"min_time_s", gpu ? 0.5 : 0.2},
+          {"check_reps", std::max(3, reps / 2)},
+          {"compile_baseline", request.compileBaseline}};
+}
+
+ProcessOutcome outcomeOf(const StageResult& stage, double timeoutSeconds) {
+  const auto& x = stage.execution;
+  ProcessOutcome p;
+  p.ran = true;
+  p.timedOut = x.timedOut;
+  p.memoryExceeded = x.memoryExceeded;
+  p.cancelled = x.cancelled;
+  p.termSignal = x.termSignal;
+  p.exitCode = x.exitCode;
+  p.reportedFacts = stage.facts.is_object();
+  p.timeoutSeconds = timeoutSeconds;
+  p.stderrTail = tail(x.stderrText, 400);
+  return p;
+}
+
+void report(const std::function<void(const VerifyProgress&)>& progress, const char* stage,
+            const std::string& message) {
+  if (progress) progress({stage, message});
+}
+
+}  // namespace
+
+std::string resolveBackend(const std::string& requested) {
+  if (requested == "auto") return gpuVisible() ? "cuda" : "interpret";
+  if (requested == "interpret") return requested;
+  if (requested == "cuda") {
+    if (!gpuVisible()) throw BadInput("--backend cuda: no NVIDIA GPU is visible on this machine");
+    return requested;
+  }
+  if (requested == "opencl") {
+    throw BadInput(
+        "--backend opencl is not available yet: Crucible's Triton-to-OpenCL compiler is still "
+        "being built. Use --backend interpret (the Triton interpreter on the CPU) or cuda.");
+  }
+  throw BadInput("unknown backend '" + requested + "' (expected auto, interpret, cuda or opencl)");
+}
+
+VerifyOutcome verify(const VerifyRequest& request,
+                     const std::function<void(const VerifyProgress&)>& progress,
+                     std::stop_token stop) {
+  VerifyOutcome outcome;
+  if (!findRewardPreset(request.rewardPreset)) {
+    throw BadInput("unknown reward preset '" + request.rewardPreset + "'");
+  }
+  if (request.trials < 1) throw BadInput("--trials must be at least 1");
+  auto referenceSource = readFile(request.referencePath);
+  if (!referenceSource) throw BadInput(request.referencePath + ": cannot read the file");
+  auto candidateSource = readFile(request.candidatePath);
+  if (!candidateSource) throw BadInput(request.candidatePath + ": cannot read the file");
+  auto extracted = extractCandidate(*candidateSource);
+  if (!extracted) {
+    throw BadInput(request.candidatePath +
+                   ": a model response without a code block that defines ModelNew");
+  }
+  outcome.referenceSource = *referenceSource;
+  outcome.candidateSource = *candidateSource;
+  outcome.candidateCode = extracted->code;
+  outcome.candidateFromResponse = extracted->fromResponse;
+
+  const std::string backend = resolveBackend(request.backend);
+  const WorkerLocation worker = locateWorker();
+  if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
+
+  JobDir job;
+  if (request.keepJobDir) {
+    job.keep();
+    outcome.jobDir = job.root().string();
+  }
+  const fs::path refFile = job / "src-ref" / "reference.py";
+  const fs::path candFile = job / "src-cand" / "candidate.py";
+  writeFile(refFile, *referenceSource);
+  writeFile(candFile, extracted->code);
+
+  StageRunner runner(worker, job, backend, stop);
+  const std::uint64_t ram = physicalMemory();
+  const std::uint64_t candidateMemory =
+      request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));
+
+  Evaluation& e = outcome.evaluation;
+  Observations o;
+
+  // Stage 1: static analysis of both files (no user code runs).
+  report(progress, "static", "reading the reference and the candidate");
+  auto staticStage =
+      runner.run("static",
+                 {{"reference_path", refFile.string()},
+                  {"candidate_path", candFile.string()},
+                  {"reference_module", fs::path(request.referencePath).stem().string()}},
+                 job / "static", {(job / "src-ref").string(), (job / "src-cand").string()},
+                 {(job / "static").string()}, 60, 2 * kGiB);
+  if (!staticStage.facts.is_object()) {
+    throw std::runtime_error("the static analysis worker failed: " +
+                             tail(staticStage.execution.stderrText));
+  }
+  checkReferenceStatically(request.referencePath, staticStage.facts.value("reference", json()));
+  o.staticFacts = staticStage.facts.value("candidate", json::object());
+
+  JudgeOptions options{request.rewardPreset, request.speedupCeiling};
+  e.backend = backend;
+  e.plan = extracted->plan;
+  e.sandboxed = runner.sandbox().available;
+  e.sandboxNote = runner.sandbox().available ? "" : runner.sandbox().reason;
+  e.facts["static"] = staticStage.facts;
+
+  const bool staticallyValid = o.staticFacts.value("syntax_error", json()).is_null() &&
+                               !o.staticFacts.value("model_new_line", json()).is_null() &&
+                               !o.staticFacts.value("kernels", json::array()).empty();
+  if (staticallyValid) {
+    // Stage 2: the reference makes the inputs and the expected outputs.
+    report(progress, "reference", "running the reference (" + backend + ")");
+    const json timing = timingJob(request, backend);
+    json refJob = {{"reference_path", refFile.string()},
+                   {"out_dir", (job / "ref").string()},
+                   {"inputs_dir", (job / "inputs").string()},
+                   {"backend", backend},
+                   {"device", backend == "cuda" ? "cuda" : "cpu"},
+                   {"seed", request.seed},
+                   {"trials", request.trials},
+                   {"timing", timing},
+                   {"alt_batch", true}};
+    auto refStage = runner.run("reference", refJob, job / "ref", {(job / "src-ref").string()},
+                               {(job / "ref").string(), (job / "inputs").string()},
+                               std::max(600.0, request.timeoutSeconds), ram * 3 / 4);
+    if (refStage.execution.cancelled) throw std::runtime_error("cancelled");
+    if (!refStage.facts.is_object()) {
+      std::string why =
+          refStage.execution.timedOut ? "it did not finish in time"
+          : refStage.execution.memoryExceeded
+              ? "it exceeded the memory limit"
+              : "its process ended without reporting: " + tail(refStage.execution.stderrText);
+      throw BadInput(request.referencePath + ": the reference could not be run: " + why);
+    }
+    const json& refError = refStage.facts.value("error", json());
+    if (!refError.is_null()) {
+      if (refError.value("stage", "") == "infrastructure") {
+        throw std::runtime_error("the worker failed running the reference: " +
+                                 refError.value("message", ""));
+      }
+      badReference(request.referencePath, refError);
+    }
+    o.referenceFacts = refStage.facts;
+    e.facts["reference"] = refStage.facts;
+
+    // Stage 3: the candidate, in its sandbox, without the reference or the expected outputs.
+    report(progress, "candidate", "running the candidate (" + backend + ")");
+    json candJob = {
+        {"candidate_path", candFile.string()},
+        {"inputs_dir", (job / "inputs").string()},
+        {"out_dir", (job / "cand").string()},
+        {"backend", backend},
+        {"device", backend == "cuda" ? "cuda" : "cpu"},
+        {"seed", request.seed},
+        {"trials", request.trials},
+        {"alt", fs::exists(job / "inputs" / "inputs_alt.ctp")},
+        {"timing", timing},
+        {"allowed_roots",
+         {(job / "cand").string(), (job / "inputs").string(), (job / "src-cand").string()}}};
+    auto candStage = runner.run("candidate", candJob, job / "cand",
+                                {(job / "src-cand").string(), (job / "inputs").string()},
+                                {(job / "cand").string()}, request.timeoutSeconds, candidateMemory);
+    o.candidateFacts = candStage.facts;
+    o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);
+    o.outsideMsPerCall = candStage.checkMsPerCall;
+    e.facts["candidate"] = candStage.facts;
+    e.facts["candidate_process"] = candStage.execution.toJson();
+
+    report(progress, "judge", "comparing outputs and judging");
+    compareOutputs(job, request.trials, request.tolerances, o);
+  }
+
+  Evaluation judged = judge(o, options);
+  judged.backend = e.backend;
+  judged.plan = e.plan;
+  judged.sandboxed = e.sandboxed;
+  judged.sandboxNote = e.sandboxNote;
+  judged.facts = std::move(e.facts);
+  const json& refEnv = o.referenceFacts.value("env", json::object());
+  judged.environment = refEnv;
+  judged.device = refEnv.value("device_name", backend == "cuda" ? "cuda" : "cpu");
+  e = std::move(judged);
+  return outcome;
+}
+
+}  // namespace crucible

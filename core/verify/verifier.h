@@ -1,0 +1,62 @@
+#pragma once
+// Verifying one candidate end to end: static analysis, the reference run, the candidate run in
+// its sandbox (each a worker process), then comparisons and the judge in this process.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+
+#include "core/verify/compare.h"
+#include "core/verify/evaluation.h"
+
+namespace crucible {
+
+struct VerifyRequest {
+  std::string referencePath;
+  std::string candidatePath;     // a .py file or a raw model response
+  std::string backend = "auto";  // auto | interpret | cuda | opencl
+  int trials = 5;
+  int seed = 42;
+  std::string rewardPreset = "tritonrl";
+  double timeoutSeconds = 300;  // the candidate's stage, wall clock
+  bool compileBaseline = true;  // also time torch.compile(reference)
+  std::optional<int> timingReps;
+  ToleranceTable tolerances;
+  double speedupCeiling = 10;
+  std::optional<std::uint64_t> memoryLimitBytes;  // default: min(8 GiB, 60% of RAM)
+  bool keepJobDir = false;                        // for debugging the harness
+};
+
+/// Bad usage or a bad reference: the CLI exits with 2 and prints `what()` (file:line: ...).
+class BadInput : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct VerifyProgress {
+  std::string stage;    // static | reference | candidate | judge
+  std::string message;  // for humans
+};
+
+struct VerifyOutcome {
+  Evaluation evaluation;
+  std::string referenceSource;
+  std::string candidateSource;  // the file as given (a response stays a response)
+  std::string candidateCode;    // the code that ran
+  bool candidateFromResponse = false;
+  std::string jobDir;  // when kept
+};
+
+/// Resolves `auto` (cuda when an NVIDIA GPU is visible, else interpret); throws BadInput for a
+/// backend that is unknown or not available here.
+std::string resolveBackend(const std::string& requested);
+
+/// Runs the whole pipeline. Throws BadInput for usage or reference problems; everything the
+/// candidate does ends in the returned evaluation.
+VerifyOutcome verify(const VerifyRequest& request,
+                     const std::function<void(const VerifyProgress&)>& progress = {},
+                     std::stop_token stop = {});
+
+}  // namespace crucible
