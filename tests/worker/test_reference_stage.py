@@ -8,7 +8,7 @@ import textwrap
 import pytest
 import torch
 
-from crucible_worker import loader, reference_stage, value_pack
+from crucible_worker import loader, reference_stage, timing, value_pack
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORKER = os.path.join(REPO, "core", "worker", "worker.py")
@@ -348,6 +348,24 @@ def test_timing_extends_to_min_time(tmp_path):
     samples = run_stage(job)[0]["timing"]["eager_samples_ms"]
     assert len(samples) > 2 and sum(samples) >= 100
     assert sum(samples[:-1]) < 100  # and it stopped as soon as it got there
+
+
+def test_measure_rotates_over_fresh_copies_of_the_input_sets():
+    sets = [[torch.full((4,), float(k))] for k in range(3)]
+    seen, addresses = [], []
+
+    def fn(x):
+        addresses.append(x.data_ptr())
+        x.add_(100)  # a call that changes its input must not change the next call's input
+        return x.sum().item()
+
+    samples = timing.measure(timing.Timer("cpu"), fn, sets, warmup=2, reps=5, min_time_s=0.0,
+                             on_result=lambda slot, result: seen.append((slot, result)))
+    assert len(samples) == 5 and all(ms >= 0 for ms in samples)
+    assert seen == [(2, 408.0), (0, 400.0), (1, 404.0), (2, 408.0), (0, 400.0)]
+    assert all(a != b for a, b in zip(addresses, addresses[1:]))
+    assert all(torch.equal(s[0], torch.full((4,), float(k))) for k, s in enumerate(sets))
+    assert timing.median([3.0, 1.0, 2.0]) == 2.0 and timing.median([1.0, 4.0]) == 2.5
 
 
 def test_device_and_environment(tmp_path):

@@ -82,6 +82,14 @@ def test_nested_value_keeps_every_type(tmp_path):
     assert torch.equal(back["tensors"][0], value["tensors"][0])
 
 
+def test_numpy_scalars_are_stored_as_python_numbers(tmp_path):
+    import numpy
+
+    back = _round_trip(tmp_path, [numpy.int64(7), numpy.float32(0.5), numpy.float64(-1.25)])
+    assert back == [7, 0.5, -1.25]
+    assert [type(x) for x in back] == [int, float, float]
+
+
 def test_non_finite_python_floats_are_strings_in_the_header(tmp_path):
     path = tmp_path / "floats.ctp"
     vp.save(path, [float("nan"), float("inf"), float("-inf"), 0.1])

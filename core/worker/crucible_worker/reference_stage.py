@@ -293,4 +293,5 @@ def _deadline(seconds):
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        # None: the previous handler was not set from Python; the default is the closest.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)

@@ -79,9 +79,9 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
 
     `warmup` untimed calls, then at least `reps` timed ones, more while the timed total is below
     `min_time_s` (up to `max_reps`). Each call gets a fresh copy of its input set, made before
-    the timer starts; the previous copy is kept alive until the next one exists so consecutive
-    calls never see the same addresses (defeats caches keyed by data_ptr). `on_result(slot,
-    result)` sees each timed call's result.
+    the timer starts and while the previous copy is still alive, so consecutive calls never see
+    the same addresses (defeats caches keyed by data_ptr). `on_result(slot, result)` sees each
+    timed call's result.
     """
     if not input_sets:
         raise ValueError("measure needs at least one input set")
@@ -89,19 +89,22 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
     for i in range(warmup):
         fn(*clone_value(input_sets[i % count]))
     sync(timer.device)
-    samples, previous, call = [], None, warmup
-    while len(samples) < max(reps, 1) or (sum(samples) < min_time_s * 1e3
-                                          and len(samples) < max(max_reps, reps)):
-        slot = call % count
-        args = clone_value(input_sets[slot])
+    samples, args = [], None
+    while _wants_more(samples, reps, min_time_s, max_reps):
+        slot = (warmup + len(samples)) % count
+        args = clone_value(input_sets[slot])  # `args` still holds the previous copy here
         sync(timer.device)  # the copy is not part of the timed call
         ms, result = timer.time_call(lambda: fn(*args))
         samples.append(ms)
         if on_result is not None:
             on_result(slot, result)
-        previous = args  # noqa: F841 (kept alive on purpose, see above)
-        call += 1
     return samples
+
+
+def _wants_more(samples, reps, min_time_s, max_reps):
+    if len(samples) < max(reps, 1):
+        return True
+    return sum(samples) < min_time_s * 1e3 and len(samples) < max_reps
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ and the helpers to find it again.
 """
 import json
 import math
+import numbers
 import os
 import struct
 import sys
@@ -152,6 +153,10 @@ def _encode(value, tensors):
     if isinstance(value, int):
         return {"int": int(value)}
     if isinstance(value, float):
+        return {"float": _encode_float(float(value))}
+    if isinstance(value, numbers.Integral):  # NumPy integers, which get_init_inputs may return
+        return {"int": int(value)}
+    if isinstance(value, numbers.Real):
         return {"float": _encode_float(float(value))}
     if isinstance(value, str):
         return {"str": str(value)}
