@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string crucible = argv[1];
-  const fs::path caseDir = fs::absolute(argv[2]).lexically_normal();
+  fs::path caseDir = fs::absolute(argv[2]).lexically_normal();
+  if (caseDir.filename().empty()) caseDir = caseDir.parent_path();  // "case/" -> "case"
   const std::string caseName =
       caseDir.parent_path().filename().string() + "/" + caseDir.filename().string();
 
