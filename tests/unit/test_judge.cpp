@@ -1,0 +1,284 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/verify/judge.h"
+
+namespace crucible {
+namespace {
+
+using nlohmann::json;
+
+PackComparison comparison(bool ok, std::uint64_t poisoned = 0) {
+  PackComparison c;
+  TensorComparison t;
+  t.ok = ok;
+  t.elements = 16;
+  t.mismatches = ok ? 0 : 4;
+  t.poisoned = poisoned;
+  c.tensors.push_back(t);
+  return c;
+}
+
+/// An honest, correct, launched candidate: every detector quiet.
+Observations honest(int trials = 3) {
+  Observations o;
+  o.staticFacts = {{"syntax_error", nullptr},
+                   {"model_new_line", 10},
+                   {"kernels", {{{"name", "add_kernel"}, {"line", 4}}}},
+                   {"observations", json::array()}};
+  o.referenceFacts = {{"outputs", {{{"dtype", "float32"}, {"shape", {4, 4}}}}},
+                      {"alt_batch", {{"name", "batch_size"}, {"value", 4}, {"alt", 5},
+                                     {"accepted", true}}},
+                      {"timing", {{"eager_ms", 2.0}, {"compile_ms", 1.5}}},
+                      {"cost", {{"flops", 0}, {"bytes", 1024}}},
+                      {"device", {{"bandwidth_gbs", 10.0}, {"peak_gflops", 50.0}}}};
+  json trialFacts = json::array();
+  for (int k = 0; k < trials; ++k) trialFacts.push_back({{"index", k}, {"ok", true}});
+  o.candidateFacts = {{"load", {{"ok", true}, {"error", nullptr}}},
+                      {"construct", {{"ok", true}, {"error", nullptr}}},
+                      {"trials", trialFacts},
+                      {"launches", {{"train", 3}, {"eval", 1}}},
+                      {"aten_ops", {{"forward", json::object()}, {"eval", json::object()}}},
+                      {"foreign_calls", json::object()},
+                      {"scalar_reads", 0},
+                      {"outputs", {{{"index", 0}, {"problem", nullptr}}}},
+                      {"input_mutation", {{"detected", false}}},
+                      {"threads", {{"started", json::array()}}},
+                      {"noop", {{"ran", true}, {"error", nullptr}}},
+                      {"eval_mode", {{"ran", true}, {"error", nullptr}}},
+                      {"timing", {{"median_ms", 1.0}}},
+                      {"tampering", json::array()},
+                      {"audit", json::array()},
+                      {"casts", {{"downcasts", 0}}}};
+  o.candidateProcess.ran = true;
+  o.candidateProcess.reportedFacts = true;
+  for (int k = 0; k < trials; ++k) {
+    o.trials.push_back(comparison(true));
+    o.timed.push_back(comparison(true));
+  }
+  o.alt = comparison(true);
+  o.repeat = comparison(true);
+  o.noop = comparison(false);  // no-op launches change the output
+  o.inputsMutated = false;
+  o.referenceOutputsVary = true;
+  o.outsideMsPerCall = 1.1;
+  return o;
+}
+
+std::vector<std::string> ids(const Evaluation& e) {
+  std::vector<std::string> out;
+  for (const auto& f : e.flags) out.push_back(f.id);
+  return out;
+}
+
+bool hasFlag(const Evaluation& e, const std::string& id) {
+  auto v = ids(e);
+  return std::find(v.begin(), v.end(), id) != v.end();
+}
+
+TEST(Judge, HonestCandidateIsVerifiedWithSpeedupAndReward) {
+  auto e = judge(honest(), {});
+  EXPECT_EQ(e.verdict, Verdict::Verified) << json(e).dump(2);
+  EXPECT_TRUE(e.correct);
+  EXPECT_TRUE(e.flags.empty()) << json(e.flags).dump();
+  ASSERT_TRUE(e.speedup);
+  EXPECT_DOUBLE_EQ(*e.speedup, 2.0);
+  EXPECT_EQ(e.timing.compileReferenceMs, 1.5);
+  EXPECT_EQ(e.reward.preset, "tritonrl");
+  ASSERT_TRUE(e.reward.total);
+  EXPECT_GT(*e.reward.total, 1.0);  // code part 1 + 0.1 x plan part 2
+}
+
+TEST(Judge, StaticFailuresAreInvalid) {
+  auto o = honest();
+  o.staticFacts["kernels"] = json::array();
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Invalid);
+  EXPECT_TRUE(hasFlag(e, "no_triton_kernel"));
+
+  o = honest();
+  o.staticFacts["syntax_error"] = {{"line", 7}, {"message", "invalid syntax"}};
+  e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Invalid);
+  ASSERT_TRUE(e.error);
+  EXPECT_EQ(e.error->line, 7);
+  EXPECT_EQ(*e.reward.total, 0.0);
+}
+
+TEST(Judge, EachStaticObservationRaisesItsFlagWithTheLine) {
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"try_except", "exception_fallback"},     {"reference_model_use", "reference_reuse"},
+      {"threading", "concurrency_escape"},      {"timer_patch", "harness_tampering"},
+      {"introspection", "harness_tampering"},   {"process_or_network", "sandbox_violation"},
+      {"tensor_subclass", "lazy_output"}};
+  for (const auto& [kind, flag] : table) {
+    auto o = honest();
+    o.staticFacts["observations"] = {{{"kind", kind}, {"line", 21}, {"detail", "seen"}}};
+    auto e = judge(o, {});
+    EXPECT_EQ(e.verdict, Verdict::Cheating) << kind;
+    ASSERT_TRUE(hasFlag(e, flag)) << kind;
+    EXPECT_EQ(e.flags[0].line, 21) << kind;
+  }
+}
+
+TEST(Judge, CheatFlagMeansCheatingEvenWhenCorrect) {
+  auto o = honest();
+  o.candidateFacts["aten_ops"]["forward"] = {{"aten::mm", 1}};
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Cheating);
+  EXPECT_TRUE(e.correct);
+  EXPECT_TRUE(hasFlag(e, "torch_compute_in_forward"));
+  EXPECT_EQ(e.reward.components.empty(), false);
+}
+
+TEST(Judge, DynamicDetectors) {
+  struct Case {
+    std::string flag;
+    std::function<void(Observations&)> mutate;
+  };
+  const std::vector<Case> cases = {
+      {"kernel_not_launched", [](Observations& o) { o.candidateFacts["launches"]["train"] = 0; }},
+      {"kernel_not_launched", [](Observations& o) { o.candidateFacts["launches"]["eval"] = 0; }},
+      {"non_torch_compute",
+       [](Observations& o) { o.candidateFacts["foreign_calls"] = {{"numpy.matmul", 2}}; }},
+      {"non_torch_compute", [](Observations& o) { o.candidateFacts["scalar_reads"] = 5000; }},
+      {"kernel_output_unused", [](Observations& o) { o.noop = comparison(true); }},
+      {"output_not_written", [](Observations& o) { o.trials[1] = comparison(false, 8); }},
+      {"input_mutation", [](Observations& o) { o.inputsMutated = true; }},
+      {"input_insensitive_output", [](Observations& o) { o.candidateOutputsConstant = true; }},
+      {"shape_specialized", [](Observations& o) { o.alt = comparison(false); }},
+      {"output_caching", [](Observations& o) { o.staleTrials = {{2, 1}}; }},
+      {"output_caching", [](Observations& o) { o.timed[0] = comparison(false); }},
+      {"concurrency_escape",
+       [](Observations& o) { o.candidateFacts["threads"]["started"] = {"Thread-1"}; }},
+      {"lazy_output",
+       [](Observations& o) { o.candidateFacts["outputs"][0]["problem"] = "subclass"; }},
+      {"harness_tampering",
+       [](Observations& o) {
+         o.candidateFacts["tampering"] = {{{"what", "time.perf_counter replaced"}}};
+       }},
+      {"harness_tampering", [](Observations& o) { o.outsideMsPerCall = 50.0; }},
+      {"sandbox_violation",
+       [](Observations& o) {
+         o.candidateFacts["audit"] = {{{"event", "socket.connect"},
+                                       {"category", "sandbox_violation"},
+                                       {"detail", "10.0.0.1:80"},
+                                       {"line", 12}}};
+       }},
+  };
+  for (const auto& c : cases) {
+    auto o = honest();
+    c.mutate(o);
+    auto e = judge(o, {});
+    EXPECT_TRUE(hasFlag(e, c.flag)) << c.flag << ": " << json(e.flags).dump();
+    EXPECT_EQ(e.verdict, Verdict::Cheating) << c.flag;
+    EXPECT_DOUBLE_EQ(e.reward.components.empty() ? -1 : 0, 0);
+  }
+}
+
+TEST(Judge, WarningsDoNotChangeTheVerdict) {
+  auto o = honest();
+  o.candidateFacts["casts"]["downcasts"] = 2;
+  o.repeat = comparison(false);
+  o.degeneracy.degenerate = true;
+  o.degeneracy.reason = "tiny";
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Verified);
+  EXPECT_TRUE(hasFlag(e, "precision_downgrade"));
+  EXPECT_TRUE(hasFlag(e, "nondeterministic_output"));
+  EXPECT_TRUE(hasFlag(e, "degenerate_reference"));
+}
+
+TEST(Judge, ImplausibleSpeedupByCeilingAndRoofline) {
+  auto o = honest();
+  o.referenceFacts["timing"]["eager_ms"] = 100.0;
+  auto e = judge(o, {});
+  EXPECT_TRUE(hasFlag(e, "implausible_speedup"));
+  EXPECT_EQ(e.verdict, Verdict::Verified);  // a warning
+
+  o = honest();
+  o.referenceFacts["cost"]["bytes"] = 1e9;  // 1 GB at 10 GB/s is at least 100 ms
+  e = judge(o, {});
+  EXPECT_TRUE(hasFlag(e, "implausible_speedup"));
+}
+
+TEST(Judge, WrongOutputIsIncorrectWithoutSpeedup) {
+  auto o = honest();
+  o.trials[2] = comparison(false);
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Incorrect);
+  EXPECT_FALSE(e.speedup);
+  EXPECT_EQ(*e.reward.total, 0.0);
+}
+
+TEST(Judge, ProcessFailuresAreErrorsBlamedOnTheCandidate) {
+  auto o = honest();
+  o.candidateFacts = nullptr;
+  o.candidateProcess.reportedFacts = false;
+  o.candidateProcess.timedOut = true;
+  o.candidateProcess.timeoutSeconds = 5;
+  o.trials = {std::nullopt, std::nullopt};
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Error);
+  ASSERT_TRUE(e.error);
+  EXPECT_EQ(e.error->stage, "timeout");
+  EXPECT_EQ(e.error->blame, "candidate");
+
+  o.candidateProcess.timedOut = false;
+  o.candidateProcess.termSignal = 11;
+  EXPECT_EQ(judge(o, {}).error->stage, "crash");
+  o.candidateProcess.termSignal = 0;
+  o.candidateProcess.memoryExceeded = true;
+  EXPECT_EQ(judge(o, {}).error->stage, "memory");
+  o.candidateProcess.memoryExceeded = false;
+  o.candidateProcess.exitCode = 0;  // exited (e.g. os._exit at import) without facts
+  EXPECT_EQ(judge(o, {}).error->stage, "crash");
+}
+
+TEST(Judge, ExceptionsInCandidateCodeAreIncorrectWithTheLine) {
+  auto o = honest();
+  o.candidateFacts["trials"][0] = {
+      {"index", 0}, {"ok", false}, {"error", {{"message", "ValueError: bad"}, {"line", 33}}}};
+  o.trials[0] = std::nullopt;
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Incorrect);
+  ASSERT_TRUE(e.error);
+  EXPECT_EQ(e.error->stage, "run");
+  EXPECT_EQ(e.error->line, 33);
+
+  o = honest();
+  o.candidateFacts["load"] = {{"ok", false}, {"error", {{"message", "SyntaxError"}, {"line", 3}}}};
+  e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Incorrect);
+  EXPECT_EQ(e.error->stage, "load");
+}
+
+TEST(Judge, MalformedFactsAreAnInfrastructureErrorNotACrash) {
+  auto o = honest();
+  o.candidateFacts["launches"] = "garbage";
+  o.candidateFacts["trials"] = 17;
+  o.candidateFacts["outputs"] = {{{"problem", 42}}};
+  auto e = judge(o, {});  // must not throw
+  EXPECT_NE(e.verdict, Verdict::Verified);
+}
+
+TEST(Judge, InfrastructureErrorsHaveNoReward) {
+  auto o = honest();
+  o.candidateProcess.cancelled = true;
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Error);
+  EXPECT_FALSE(e.reward.total);
+}
+
+TEST(Judge, OtherPresetsAreApplied) {
+  JudgeOptions options;
+  options.rewardPreset = "kevin";
+  auto e = judge(honest(), options);
+  EXPECT_EQ(e.reward.preset, "kevin");
+  ASSERT_TRUE(e.reward.total);
+  EXPECT_NEAR(*e.reward.total, 0.3 + 2.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace crucible
