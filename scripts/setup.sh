@@ -46,8 +46,8 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 
 case "$mode" in
-  --run)  exec build/bin/crucible verify resources/examples/vector_add/reference.py \
-                 resources/examples/vector_add/candidate.py ;;
+  --run)  exec build/bin/crucible verify resources/examples/row_softmax/reference.py \
+                 resources/examples/row_softmax/candidate.py ;;
   --test) exec ctest --preset default ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--run|--test]" >&2; exit 2 ;;
