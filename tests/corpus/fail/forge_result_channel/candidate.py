@@ -3,7 +3,8 @@
 The worker reports facts as JSON lines on a file descriptor (3, or $CRUCIBLE_RESULT_FD, or
 wherever the worker moved it: it is a pipe open in this very process, found by listing
 /proc/self/fd). At import time this file:
-  1. reads the job file named on the worker's command line to find the input and output folders,
+  1. finds the input and output folders beside the job file named on the worker's command line
+     (reading the job file only if they are not there),
   2. computes the answers with PyTorch (outside forward, so nothing counts them),
   3. writes every output value pack the verifier compares (actual_K, actual_alt, actual_repeat,
      timed_K, inputs_after_0, and a different actual_noop so the no-op test "passes"),
@@ -64,17 +65,28 @@ def _channel_fds():
     return fds
 
 
+def _job_dirs(job_path):
+    """(inputs_dir, out_dir, trials). The folders sit beside the job file (job/inputs,
+    job/cand), inside the sandbox's allowed roots, so the job file itself need not be read."""
+    job_dir = os.path.dirname(job_path)
+    inputs_dir, out_dir = os.path.join(job_dir, "inputs"), os.path.join(job_dir, "cand")
+    if not (os.path.isdir(inputs_dir) and os.path.isdir(out_dir)):
+        with open(job_path) as f:
+            job = json.load(f)
+        inputs_dir, out_dir = job["inputs_dir"], job["out_dir"]
+    trials = len([n for n in os.listdir(inputs_dir)
+                  if n.startswith("inputs_") and n[7:-4].isdigit() and n.endswith(".ctp")])
+    return inputs_dir, out_dir, trials
+
+
 def _forge():
     fds = _channel_fds()
     job_path = sys.argv[-1] if len(sys.argv) >= 3 else ""
-    if not fds or not os.path.isfile(job_path) or not os.access(job_path, os.R_OK):
+    if not fds or not job_path.endswith(".json") or "candidate" not in sys.argv:
         return
-    with open(job_path) as f:
-        job = json.load(f)
-    if not isinstance(job, dict) or "candidate_path" not in job:
+    inputs_dir, out_dir, trials = _job_dirs(job_path)
+    if trials == 0:
         return
-    inputs_dir, out_dir = job["inputs_dir"], job["out_dir"]
-    trials = int(job.get("trials", 5))
     answers = []
     for k in range(trials):
         _, (a, b) = _read_pack(os.path.join(inputs_dir, f"inputs_{k}.ctp"))
