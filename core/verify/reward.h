@@ -2,9 +2,11 @@
 // Reward presets are data (resources/rewards/*.json): named components, each an expression over
 // the evaluation's variables and earlier components, and a total. Nothing here knows a preset.
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace crucible {
@@ -43,6 +45,11 @@ class RewardPreset {
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
+  /// Always gives a total. Throws std::invalid_argument when an input is outside its domain
+  /// (a flag not 0 or 1, speedup negative or not finite) and std::domain_error when an
+  /// expression is undefined for these inputs (parse() already rejects a preset that fails for
+  /// any flag combination at speedups from 0 to 1e6). Built-in presets never throw on valid
+  /// inputs.
   Reward evaluate(const RewardInputs& inputs) const;
 
  private:
@@ -52,6 +59,8 @@ class RewardPreset {
   std::string name_, description_, total_;
   std::vector<std::pair<std::string, double>> params_;
   std::vector<Component> components_;
+  struct Compiled;  // the parsed expressions, shared by copies (reward.cpp)
+  std::shared_ptr<const Compiled> compiled_;
 };
 
 /// The presets compiled into the binary (tritonrl, drtriton, kevin, kernelgym).
