@@ -236,7 +236,7 @@ void printList(std::ostream& out, const std::vector<store::SessionSummary>& sess
   printRow(header);
   for (const auto& row : rows) printRow(row);
   if (o.filter.limit > 0 && static_cast<int>(sessions.size()) == o.filter.limit) {
-    out << "(the " << o.filter.limit << " newest; --limit 0 lists all)\n";
+    out << "(showing the newest " << o.filter.limit << "; --limit 0 lists all)\n";
   }
 }
 
