@@ -110,6 +110,30 @@ class ModelNew(nn.Module):
             mapped[-4:] = 0
         return out
 """,
+    "forge_channel": """
+import json
+import os
+
+OUT = {out_dir!r}
+FORGED = (json.dumps({"type": "facts", "facts": {"forged": True}}) + "\\n").encode()
+
+
+class ModelNew(nn.Module):
+    skip = set()
+
+    def forward(self, x, y):
+        if os.path.exists(os.path.join(OUT, "timed_0.ctp")):  # timing is over: forge
+            for fd in range(3, 1024):
+                if os.path.exists(f"/proc/self/fd/{fd}") and fd not in self.skip:
+                    try:
+                        os.write(fd, FORGED)  # MARK-FORGE
+                    except PermissionError:
+                        raise  # no os._exit if the channel would not take the forgery
+                    except OSError:
+                        self.skip.add(fd)
+            os._exit(0)
+        return x + y
+""",
     "timer_patch": """
 import gc
 import time
@@ -265,8 +289,16 @@ def _run_candidate(name, root):
                                    pass_fds=(channel.fileno(),), env=env, cwd=sandbox,
                                    capture_output=True, text=True, timeout=600)
     with open(channel_path, encoding="utf-8") as f:
-        messages = [json.loads(line) for line in f if line.strip()]
+        messages = [_message(line) for line in f if line.strip()]
     return Result(name, root, source, completed, messages)
+
+
+def _message(line):
+    """A channel line: the message itself, or a signed {"body": "<message JSON>", "mac"}."""
+    message = json.loads(line)
+    if isinstance(message, dict) and "body" in message and "type" not in message:
+        message = json.loads(message["body"])
+    return message
 
 
 @pytest.fixture(scope="module")
@@ -395,6 +427,20 @@ def test_result_files_are_the_harness_alone(results):
         assert f"result file {name} was changed after the harness wrote it" in changed
         assert not os.path.exists(os.path.join(r.out_dir, name)) and name not in f["files"]
     assert "actual_repeat.ctp" in f["files"]
+
+
+def test_result_channel_is_out_of_reach(results):
+    r = _get(results, "forge_channel")
+    assert all("forged" not in json.dumps(m) for m in r.messages), r.describe()
+    # The forger's write to the channel was refused (PermissionError out of forward, in the
+    # timing check), so it never reached os._exit and the real facts came last.
+    f = r.facts
+    events = [a for a in f["audit"] if a["event"] == "os.write"]
+    assert events and events[0]["category"] == "harness_tampering", r.describe()
+    assert events[0]["line"] == r.line("MARK-FORGE")
+    assert "PermissionError" in f["timing"]["error"]["message"]
+    assert f["aten_ops"]["forward"].get("aten::add.Tensor")  # the passthrough is on record
+    assert r.phases[-1] == "timing-check-end" and r.messages[-1]["type"] == "facts"
 
 
 def test_timer_replacement_is_tampering(results):

@@ -285,3 +285,54 @@ def test_identity_snapshot_restores_class_attributes():
     finally:
         if torch.Tensor.clone is not original:
             torch.Tensor.clone = original
+
+
+def test_channel_guard_keeps_candidate_code_off_the_channel(tmp_path):
+    read_end, write_end = os.pipe()
+    try:
+        path, ns = _fake_candidate(tmp_path, (
+            "import os\n"
+            "def forge(fd):\n"
+            "    os.write(fd, b'forged')\n"
+            "def forge_dup(fd):\n"
+            "    os.write(os.dup(fd), b'forged')\n"
+            "def forge_file(fd):\n"
+            "    os.fdopen(os.dup(fd), 'wb')\n"
+            "def close(fd):\n"
+            "    os.closerange(3, 4096)\n"))
+        code_map = guards.CodeMap(path)
+        auditor = guards.Auditor(code_map)
+        guard = guards.ChannelGuard(code_map, auditor)
+        saved = {name: getattr(os, name) for name in guard._WRITERS + guard._CLOSERS
+                 if hasattr(os, name)}
+        import posix
+        saved_posix = {name: getattr(posix, name) for name in saved}
+        try:
+            guard.install(write_end)
+            for fn in ("forge", "forge_dup", "close"):
+                with pytest.raises(PermissionError):
+                    ns[fn](write_end)
+            # opening it as a file is the auditor's to refuse (its hook is not installed here)
+            verdict = auditor._on_open("open", (os.dup(write_end), "wb", 0))
+            assert verdict[0] == "harness_tampering" and verdict[3] == guards.HARNESS_ONLY
+            with pytest.raises(PermissionError):  # this test file is not the harness either
+                os.write(write_end, b"no")
+            from crucible_worker.channel import Channel
+            Channel(write_end).phase("ok")  # the harness's own channel code may write
+        finally:
+            for name, fn in saved.items():
+                setattr(os, name, fn)
+            for name, fn in saved_posix.items():
+                setattr(posix, name, fn)
+        events = [(a["event"], a["line"]) for a in auditor.facts()]
+        assert ("os.write", 3) in events and ("os.write", 5) in events
+        assert ("os.closerange", 9) in events
+        import json
+        line = json.loads(os.read(read_end, 1000))
+        if "body" in line:  # a signed channel line
+            line = json.loads(line["body"])
+        assert line == {"type": "phase", "name": "ok"}
+
+    finally:
+        os.close(read_end)
+        os.close(write_end)

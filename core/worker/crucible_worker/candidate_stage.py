@@ -177,10 +177,15 @@ class CandidateStage:
         self.launches.install()
         self.threads = g.ThreadWatch(self.code_map, self.auditor)
         self.threads.install()
+        _hide_channel(self.channel)
+        self.channel_guard = g.ChannelGuard(self.code_map, self.auditor)
+        fd = getattr(self.channel, "_fd", None)
+        if isinstance(fd, int):
+            self.channel_guard.install(fd)
         extra = dict(self.launches.entry_points)
         extra.update(self.threads.entry_points)
+        extra.update(self.channel_guard.entry_points)
         self.snapshot = g.IdentitySnapshot(extra)
-        _hide_channel(self.channel)
         self.auditor.install()
 
     def _import(self):
