@@ -270,10 +270,20 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
   }
 
   // Precision lower than the reference's.
-  if (referenceIsFloat32(o.referenceFacts) && get(at(f, "casts"), "downcasts", 0L) > 0) {
-    flags.raise("precision_downgrade",
-                "forward cast data to a lower floating-point precision than the reference's",
-                std::nullopt, {{"casts", at(f, "casts")}});
+  if (referenceIsFloat32(o.referenceFacts)) {
+    if (get(at(f, "casts"), "downcasts", 0L) > 0) {
+      flags.raise("precision_downgrade",
+                  "forward cast data to a lower floating-point precision than the reference's",
+                  std::nullopt, {{"casts", at(f, "casts")}});
+    }
+    for (const auto& obs : at(o.staticFacts, "observations")) {
+      if (get(obs, "kind", "") == "low_precision_cast") {
+        flags.raise("precision_downgrade",
+                    get(obs, "detail", "a cast to lower precision") +
+                        " while the reference computes in fp32",
+                    lineOf(obs), {{"source", "static"}});
+      }
+    }
   }
 
   // Threads that outlive or run beside forward.
@@ -307,6 +317,20 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
                 {{"source", "audit"}, {"event", event}});
   }
 
+  // Messages or files the worker did not write.
+  if (o.forgedChannelLines > 0) {
+    flags.raise("harness_tampering",
+                std::to_string(o.forgedChannelLines) +
+                    " message(s) on the result channel were not written by the worker",
+                std::nullopt, {{"forged_lines", o.forgedChannelLines}});
+  }
+  if (!o.replacedFiles.empty()) {
+    flags.raise(
+        "harness_tampering",
+        "result files were changed after the worker wrote them: " + json(o.replacedFiles).dump(),
+        std::nullopt, {{"files", o.replacedFiles}});
+  }
+
   // Determinism.
   if (o.repeat && !o.repeat->ok()) {
     flags.raise("nondeterministic_output", "two runs on the same inputs disagreed beyond rounding",
@@ -319,17 +343,21 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
 std::optional<double> candidateTime(const Observations& o, FlagSet& flags) {
   const json& timing = at(o.candidateFacts, "timing");
   auto reported = numberOf(timing, "median_ms");
-  if (!reported || !o.outsideMsPerCall) return reported;
-  const double outside = *o.outsideMsPerCall;
-  // The outside interval includes pipe latency and Python overhead, so it can only be larger;
-  // a reported time under half of it (with slack for sub-millisecond calls) is not believable.
-  if (*reported < 0.5 * outside - 0.2) {
+  if (!reported || !o.outsideCheckMs || o.checkReps <= 0) return reported;
+  // The outside interval also holds pipe latency, synchronisation and scheduling, which on a
+  // loaded machine reach tens of milliseconds: allow 100 ms of it, then require the reported
+  // time to explain at least half of the rest.
+  constexpr double kAllowanceMs = 100;
+  const double unexplained = *o.outsideCheckMs - kAllowanceMs;
+  if (unexplained > 0 && *reported * o.checkReps < 0.5 * unexplained) {
+    const double outsidePerCall = *o.outsideCheckMs / o.checkReps;
     std::ostringstream m;
-    m << "the candidate's process reported " << *reported << " ms per call but " << outside
-      << " ms per call was measured from outside it";
-    flags.raise("harness_tampering", m.str(), std::nullopt,
-                {{"reported_ms", *reported}, {"outside_ms", outside}});
-    return outside;
+    m << "the candidate's process reported " << *reported << " ms per call but " << outsidePerCall
+      << " ms per call was measured from outside it (" << o.checkReps << " calls)";
+    flags.raise(
+        "harness_tampering", m.str(), std::nullopt,
+        {{"reported_ms", *reported}, {"outside_ms", outsidePerCall}, {"check_reps", o.checkReps}});
+    return outsidePerCall;
   }
   return reported;
 }

@@ -44,7 +44,12 @@ struct Observations {
   bool referenceOutputsVary = false;             // the reference's outputs differ between trials
   std::vector<std::pair<int, int>> staleTrials;  // (k, j): actual_k == actual_j, expected differ
   Degeneracy degeneracy;
-  std::optional<double> outsideMsPerCall;  // timing cross-check, measured by the parent
+  // Timing cross-check: `checkReps` back-to-back calls took `outsideCheckMs` as the parent
+  // measured them between two channel messages.
+  std::optional<double> outsideCheckMs;
+  int checkReps = 0;
+  int forgedChannelLines = 0;              // result-channel lines without the worker's signature
+  std::vector<std::string> replacedFiles;  // result files changed after the worker wrote them
 };
 
 struct JudgeOptions {

@@ -23,7 +23,8 @@ struct RewardInputs {
 struct RewardComponent {
   std::string name;
   double value = 0;
-  std::string part;  // "" or, for hierarchical presets, the token subset it credits ("plan", "code")
+  std::string
+      part;  // "" or, for hierarchical presets, the token subset it credits ("plan", "code")
   bool operator==(const RewardComponent&) const = default;
 };
 

@@ -3,14 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "core/proc/process.h"
+#include "core/store/sha256.h"
 #include "core/task/extract.h"
 #include "core/util/locations.h"
+#include "core/verify/channel_auth.h"
 #include "core/verify/judge.h"
 #include "core/verify/value_pack.h"
 
@@ -104,8 +107,10 @@ std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
 
 struct StageResult {
   proc::ExecutionResult execution;
-  json facts;  // null when the stage reported nothing
-  std::optional<double> checkMsPerCall;
+  json facts;                     // null when the stage reported nothing
+  std::optional<double> checkMs;  // the parent's own measurement of the timing check
+  int checkReps = 0;
+  int forgedLines = 0;  // channel lines without the worker's signature
 };
 
 class StageRunner {
@@ -127,6 +132,11 @@ class StageRunner {
     proc::ProcessSpec spec;
     spec.argv = {worker_.python, "-I", "-B", worker_.workerScript, stage, jobFile.string()};
     spec.env = workerEnvironment(scratch, backend_);
+    // The channel's signing key travels on stdin, which the worker reads and closes before any
+    // user code runs.
+    const std::string key = makeChannelKey();
+    spec.env["CRUCIBLE_CHANNEL_KEY"] = "stdin";
+    spec.stdinText = key + "\n";
     spec.workingDir = scratch.string();
     spec.limits.wallTimeout =
         std::chrono::milliseconds(static_cast<long long>(timeoutSeconds * 1000));
@@ -145,8 +155,13 @@ class StageRunner {
     result.execution = proc::run(spec, stop_);
     std::optional<std::chrono::steady_clock::time_point> begin, end;
     for (const auto& line : result.execution.channel) {
-      json message = json::parse(line.text, nullptr, /*allow_exceptions=*/false);
-      if (!message.is_object()) continue;
+      if (line.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+      auto opened = openChannelLine(line.text, key);
+      if (!opened) {
+        ++result.forgedLines;
+        continue;
+      }
+      const json& message = *opened;
       const auto type = message.value("type", "");
       if (type == "facts") result.facts = message.value("facts", json());
       if (type == "phase" && message.value("name", "") == "timing-check-begin") {
@@ -154,10 +169,9 @@ class StageRunner {
       }
       if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
     }
-    const int checkReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
-    if (begin && end && checkReps > 0) {
-      result.checkMsPerCall =
-          std::chrono::duration<double, std::milli>(*end - *begin).count() / checkReps;
+    result.checkReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
+    if (begin && end && result.checkReps > 0) {
+      result.checkMs = std::chrono::duration<double, std::milli>(*end - *begin).count();
     }
     return result;
   }
@@ -210,14 +224,47 @@ std::optional<ValuePack> loadPack(const fs::path& path) {
   }
 }
 
+/// Loads the candidate side's packs, trusting only files whose digest the worker reported:
+/// the candidate shares the folder and could replace a file after the worker wrote it.
+class CandidatePacks {
+ public:
+  CandidatePacks(fs::path dir, const json& facts, std::vector<std::string>& replaced)
+      : dir_(std::move(dir)), replaced_(replaced) {
+    if (facts.is_object() && facts.contains("files") && facts["files"].is_object()) {
+      digests_ = facts["files"];
+    }
+  }
+
+  std::optional<ValuePack> load(const std::string& name) const {
+    const fs::path path = dir_ / name;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::nullopt;
+    if (digests_) {
+      auto text = readFile(path.string());
+      const bool known = digests_->contains(name) && (*digests_)[name].is_string();
+      if (!text || !known || (*digests_)[name].get<std::string>() != store::sha256Hex(*text)) {
+        replaced_.push_back(name);
+        return std::nullopt;
+      }
+    }
+    return loadPack(path);
+  }
+
+ private:
+  fs::path dir_;
+  std::optional<json> digests_;
+  std::vector<std::string>& replaced_;
+};
+
 /// Reads every pack the two runs wrote and makes the comparisons the judge needs.
 void compareOutputs(const JobDir& job, int trials, const ToleranceTable& tolerances,
                     Observations& o) {
+  const CandidatePacks cand(job / "cand", o.candidateFacts, o.replacedFiles);
   std::vector<std::optional<ValuePack>> expected, actual;
   for (int k = 0; k < trials; ++k) {
     const std::string n = std::to_string(k);
     expected.push_back(loadPack(job / "ref" / ("expected_" + n + ".ctp")));
-    actual.push_back(loadPack(job / "cand" / ("actual_" + n + ".ctp")));
+    actual.push_back(cand.load("actual_" + n + ".ctp"));
   }
   std::vector<const ValuePack*> expectedPtrs;
   for (const auto& e : expected) {
@@ -230,13 +277,13 @@ void compareOutputs(const JobDir& job, int trials, const ToleranceTable& toleran
     o.trials.push_back(expected[k] && actual[k]
                            ? std::optional(comparePacks(*expected[k], *actual[k], tolerances, rule))
                            : std::nullopt);
-    auto timed = loadPack(job / "cand" / ("timed_" + std::to_string(k) + ".ctp"));
+    auto timed = cand.load("timed_" + std::to_string(k) + ".ctp");
     o.timed.push_back(expected[k] && timed
                           ? std::optional(comparePacks(*expected[k], *timed, tolerances, rule))
                           : std::nullopt);
   }
   auto expectedAlt = loadPack(job / "ref" / "expected_alt.ctp");
-  auto actualAlt = loadPack(job / "cand" / "actual_alt.ctp");
+  auto actualAlt = cand.load("actual_alt.ctp");
   if (expectedAlt && actualAlt) o.alt = comparePacks(*expectedAlt, *actualAlt, tolerances, rule);
 
   if (actual.empty() || !actual[0]) return;
@@ -244,21 +291,22 @@ void compareOutputs(const JobDir& job, int trials, const ToleranceTable& toleran
   ToleranceTable rounding = tolerances;  // "beyond rounding": a tenth of the tolerance
   rounding.fp32 = {tolerances.fp32.atol / 10, tolerances.fp32.rtol / 10};
   rounding.fp16 = {tolerances.fp16.atol / 10, tolerances.fp16.rtol / 10};
-  if (auto repeat = loadPack(job / "cand" / "actual_repeat.ctp")) {
+  if (auto repeat = cand.load("actual_repeat.ctp")) {
     o.repeat = comparePacks(first, *repeat, rounding);
   }
-  if (auto noop = loadPack(job / "cand" / "actual_noop.ctp")) {
+  if (auto noop = cand.load("actual_noop.ctp")) {
     o.noop = comparePacks(first, *noop, tolerances);
   }
   auto inputs0 = loadPack(job / "inputs" / "inputs_0.ctp");
-  auto after0 = loadPack(job / "cand" / "inputs_after_0.ctp");
+  auto after0 = cand.load("inputs_after_0.ctp");
   if (inputs0 && after0) o.inputsMutated = !bitwiseEqual(*inputs0, *after0);
 
   // Does the output follow the inputs? Compare trials with trial 0 on both sides.
   bool allSame = trials >= 2, refVaries = false;
   for (int k = 1; k < trials; ++k) {
-    if (!actual[k] || !comparePacks(first, *actual[k], tolerances).ok()) allSame = false;
-    if (expected[0] && expected[k] && !comparePacks(*expected[0], *expected[k], tolerances).ok()) {
+    if (!actual[k] || !comparePacks(first, *actual[k], tolerances, rule).ok()) allSame = false;
+    if (expected[0] && expected[k] &&
+        !comparePacks(*expected[0], *expected[k], tolerances, rule).ok()) {
       refVaries = true;
     }
   }
@@ -282,8 +330,22 @@ json timingJob(const VerifyRequest& request, const std::string& backend) {
   return {{"warmup", gpu ? 10 : 2},
           {"reps", reps},
           {"min_time_s", gpu ? 0.5 : 0.2},
-          {"check_reps", std::max(3, reps / 2)},
+          {"check_reps", 3},
           {"compile_baseline", request.compileBaseline}};
+}
+
+/// Back-to-back calls for the outside timing check: enough that a forged time would leave
+/// hundreds of milliseconds unexplained if the candidate is as slow as the reference. On the
+/// interpreter timings mean nothing, so three calls only prove the mechanism.
+int checkRepsFor(const std::string& backend, const json& referenceFacts) {
+  if (backend != "cuda") return 3;
+  double referenceMs = 0;
+  const json& timing = referenceFacts.value("timing", json::object());
+  if (timing.is_object() && timing.contains("eager_ms") && timing["eager_ms"].is_number()) {
+    referenceMs = timing["eager_ms"].get<double>();
+  }
+  if (referenceMs <= 0) return 100;
+  return static_cast<int>(std::clamp(std::ceil(300.0 / referenceMs), 5.0, 2000.0));
 }
 
 ProcessOutcome outcomeOf(const StageResult& stage, double timeoutSeconds) {
@@ -431,6 +493,8 @@ VerifyOutcome verify(const VerifyRequest& request,
 
     // Stage 3: the candidate, in its sandbox, without the reference or the expected outputs.
     report(progress, "candidate", "running the candidate (" + backend + ")");
+    json candidateTiming = timing;
+    candidateTiming["check_reps"] = checkRepsFor(backend, refStage.facts);
     json candJob = {
         {"candidate_path", candFile.string()},
         {"inputs_dir", (job / "inputs").string()},
@@ -440,7 +504,7 @@ VerifyOutcome verify(const VerifyRequest& request,
         {"seed", request.seed},
         {"trials", request.trials},
         {"alt", fs::exists(job / "inputs" / "inputs_alt.ctp")},
-        {"timing", timing},
+        {"timing", candidateTiming},
         {"allowed_roots",
          {(job / "cand").string(), (job / "inputs").string(), (job / "src-cand").string()}}};
     auto candStage = runner.run("candidate", candJob, job / "cand",
@@ -448,7 +512,9 @@ VerifyOutcome verify(const VerifyRequest& request,
                                 {(job / "cand").string()}, request.timeoutSeconds, candidateMemory);
     o.candidateFacts = candStage.facts;
     o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);
-    o.outsideMsPerCall = candStage.checkMsPerCall;
+    o.outsideCheckMs = candStage.checkMs;
+    o.checkReps = candStage.checkReps;
+    o.forgedChannelLines = candStage.forgedLines;
     e.facts["candidate"] = candStage.facts;
     e.facts["candidate_process"] = candStage.execution.toJson();
 

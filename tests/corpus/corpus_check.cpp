@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
   std::ostringstream command;
   command << shellQuote(crucible) << " verify " << shellQuote(reference.string()) << " "
           << shellQuote(candidate.string()) << " --backend interpret --json"
-          << " --no-compile-baseline --timeout " << timeout << " --db " << shellQuote(db.string())
+          << " --no-compile-baseline --reps 3 --timeout " << timeout << " --db " << shellQuote(db.string())
           << " </dev/null";
   std::cout << "case " << caseName << "\n$ " << command.str() << "\n" << std::flush;
 

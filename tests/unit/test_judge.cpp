@@ -27,12 +27,12 @@ Observations honest(int trials = 3) {
                    {"model_new_line", 10},
                    {"kernels", {{{"name", "add_kernel"}, {"line", 4}}}},
                    {"observations", json::array()}};
-  o.referenceFacts = {{"outputs", {{{"dtype", "float32"}, {"shape", {4, 4}}}}},
-                      {"alt_batch", {{"name", "batch_size"}, {"value", 4}, {"alt", 5},
-                                     {"accepted", true}}},
-                      {"timing", {{"eager_ms", 2.0}, {"compile_ms", 1.5}}},
-                      {"cost", {{"flops", 0}, {"bytes", 1024}}},
-                      {"device", {{"bandwidth_gbs", 10.0}, {"peak_gflops", 50.0}}}};
+  o.referenceFacts = {
+      {"outputs", {{{"dtype", "float32"}, {"shape", {4, 4}}}}},
+      {"alt_batch", {{"name", "batch_size"}, {"value", 4}, {"alt", 5}, {"accepted", true}}},
+      {"timing", {{"eager_ms", 2.0}, {"compile_ms", 1.5}}},
+      {"cost", {{"flops", 0}, {"bytes", 1024}}},
+      {"device", {{"bandwidth_gbs", 10.0}, {"peak_gflops", 50.0}}}};
   json trialFacts = json::array();
   for (int k = 0; k < trials; ++k) trialFacts.push_back({{"index", k}, {"ok", true}});
   o.candidateFacts = {{"load", {{"ok", true}, {"error", nullptr}}},
@@ -62,7 +62,8 @@ Observations honest(int trials = 3) {
   o.noop = comparison(false);  // no-op launches change the output
   o.inputsMutated = false;
   o.referenceOutputsVary = true;
-  o.outsideMsPerCall = 1.1;
+  o.outsideCheckMs = 11.0;
+  o.checkReps = 10;
   return o;
 }
 
@@ -108,9 +109,9 @@ TEST(Judge, StaticFailuresAreInvalid) {
 
 TEST(Judge, EachStaticObservationRaisesItsFlagWithTheLine) {
   const std::vector<std::pair<std::string, std::string>> table = {
-      {"try_except", "exception_fallback"},     {"reference_model_use", "reference_reuse"},
-      {"threading", "concurrency_escape"},      {"timer_patch", "harness_tampering"},
-      {"introspection", "harness_tampering"},   {"process_or_network", "sandbox_violation"},
+      {"try_except", "exception_fallback"},   {"reference_model_use", "reference_reuse"},
+      {"threading", "concurrency_escape"},    {"timer_patch", "harness_tampering"},
+      {"introspection", "harness_tampering"}, {"process_or_network", "sandbox_violation"},
       {"tensor_subclass", "lazy_output"}};
   for (const auto& [kind, flag] : table) {
     auto o = honest();
@@ -141,14 +142,19 @@ TEST(Judge, DynamicDetectors) {
       {"kernel_not_launched", [](Observations& o) { o.candidateFacts["launches"]["train"] = 0; }},
       {"kernel_not_launched", [](Observations& o) { o.candidateFacts["launches"]["eval"] = 0; }},
       {"non_torch_compute",
-       [](Observations& o) { o.candidateFacts["foreign_calls"] = {{"numpy.matmul", 2}}; }},
+       [](Observations& o) {
+         o.candidateFacts["foreign_calls"] = {{"numpy.matmul", 2}};
+       }},
       {"non_torch_compute", [](Observations& o) { o.candidateFacts["scalar_reads"] = 5000; }},
       {"kernel_output_unused", [](Observations& o) { o.noop = comparison(true); }},
       {"output_not_written", [](Observations& o) { o.trials[1] = comparison(false, 8); }},
       {"input_mutation", [](Observations& o) { o.inputsMutated = true; }},
       {"input_insensitive_output", [](Observations& o) { o.candidateOutputsConstant = true; }},
       {"shape_specialized", [](Observations& o) { o.alt = comparison(false); }},
-      {"output_caching", [](Observations& o) { o.staleTrials = {{2, 1}}; }},
+      {"output_caching",
+       [](Observations& o) {
+         o.staleTrials = {{2, 1}};
+       }},
       {"output_caching", [](Observations& o) { o.timed[0] = comparison(false); }},
       {"concurrency_escape",
        [](Observations& o) { o.candidateFacts["threads"]["started"] = {"Thread-1"}; }},
@@ -158,7 +164,9 @@ TEST(Judge, DynamicDetectors) {
        [](Observations& o) {
          o.candidateFacts["tampering"] = {{{"what", "time.perf_counter replaced"}}};
        }},
-      {"harness_tampering", [](Observations& o) { o.outsideMsPerCall = 50.0; }},
+      {"harness_tampering", [](Observations& o) { o.outsideCheckMs = 5000.0; }},
+      {"harness_tampering", [](Observations& o) { o.forgedChannelLines = 1; }},
+      {"harness_tampering", [](Observations& o) { o.replacedFiles = {"actual_0.ctp"}; }},
       {"sandbox_violation",
        [](Observations& o) {
          o.candidateFacts["audit"] = {{{"event", "socket.connect"},
@@ -188,6 +196,26 @@ TEST(Judge, WarningsDoNotChangeTheVerdict) {
   EXPECT_TRUE(hasFlag(e, "precision_downgrade"));
   EXPECT_TRUE(hasFlag(e, "nondeterministic_output"));
   EXPECT_TRUE(hasFlag(e, "degenerate_reference"));
+}
+
+TEST(Judge, TimingCrossCheckToleratesPipeLatencyOnFastCalls) {
+  auto o = honest();
+  o.candidateFacts["timing"]["median_ms"] = 0.004;
+  o.outsideCheckMs = 80.0;  // 3 calls of 4 us, measured through a slow pipe on a loaded machine
+  o.checkReps = 3;
+  auto e = judge(o, {});
+  EXPECT_FALSE(hasFlag(e, "harness_tampering")) << json(e.flags).dump();
+}
+
+TEST(Judge, StaticLowPrecisionCastWarnsOnlyForFp32References) {
+  auto o = honest();
+  o.staticFacts["observations"] = {
+      {{"kind", "low_precision_cast"}, {"line", 9}, {"detail", ".to(tl.float16)"}}};
+  auto e = judge(o, {});
+  EXPECT_TRUE(hasFlag(e, "precision_downgrade"));
+  EXPECT_EQ(e.verdict, Verdict::Verified);
+  o.referenceFacts["outputs"] = {{{"dtype", "float16"}, {"shape", {4}}}};
+  EXPECT_FALSE(hasFlag(judge(o, {}), "precision_downgrade"));
 }
 
 TEST(Judge, ImplausibleSpeedupByCeilingAndRoofline) {

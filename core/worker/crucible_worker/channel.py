@@ -1,21 +1,28 @@
 """The result channel: JSON lines on a file descriptor that is not stdout.
 
-The fd is taken over when the worker starts (before any user code is imported) and kept in
-this module; user code that prints, even JSON, only reaches the captured stdout.
+The fd is taken over when the worker starts (before any user code is imported). Every message
+is signed with HMAC-SHA256 under a key the parent writes to the worker's stdin and closes; the
+key is read before user code runs and kept only in a closure. A candidate that finds the fd and
+writes its own "facts" cannot sign them, and the parent reports unsigned lines as tampering.
 """
+import hashlib
+import hmac
 import json
 import os
+import sys
 
 
 class Channel:
-    def __init__(self, fd):
+    def __init__(self, fd, key=None):
         self._fd = fd
+        self._sign = _signer(key)
 
     def _write(self, message):
-        data = (json.dumps(message, allow_nan=False, default=str) + "\n").encode()
         if self._fd is None:
             return
-        view = memoryview(data)
+        body = json.dumps(message, allow_nan=False, default=str)
+        line = json.dumps({"body": body, "mac": self._sign(body)}) + "\n"
+        view = memoryview(line.encode())
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
@@ -25,6 +32,14 @@ class Channel:
 
     def facts(self, facts):
         self._write({"type": "facts", "facts": _finite(facts)})
+
+
+def _signer(key):
+    def sign(body):
+        if key is None:
+            return None
+        return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    return sign
 
 
 def _finite(value):
@@ -42,11 +57,27 @@ def _finite(value):
     return value
 
 
+def _read_key():
+    """The signing key from stdin, when the parent says it sent one (CRUCIBLE_CHANNEL_KEY=stdin).
+    stdin is then closed, so nothing later can read it again."""
+    if os.environ.get("CRUCIBLE_CHANNEL_KEY") != "stdin":
+        return None
+    key = sys.stdin.buffer.read().strip()
+    os.environ.pop("CRUCIBLE_CHANNEL_KEY", None)
+    try:
+        sys.stdin.close()
+        os.close(0)
+    except OSError:
+        pass
+    return key or None
+
+
 def open_channel():
     """The channel from CRUCIBLE_RESULT_FD (default 3); a null channel when that fd is closed."""
+    key = _read_key()
     fd = int(os.environ.get("CRUCIBLE_RESULT_FD", "3"))
     try:
         os.fstat(fd)
     except OSError:
-        return Channel(None)
-    return Channel(fd)
+        return Channel(None, key)
+    return Channel(fd, key)
