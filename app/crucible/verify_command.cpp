@@ -131,7 +131,12 @@ void storeOutcome(const VerifyOptions& o, const VerifyOutcome& outcome, std::ost
   const std::string path = o.db.empty() ? store::Store::defaultDatabasePath() : o.db;
   store::Store db(path);
   store::VerificationRecord record;
-  record.task.name = std::filesystem::path(o.request.referencePath).stem().string();
+  // A task is named after its file, or after its folder when the file is just "reference.py".
+  const std::filesystem::path referencePath(o.request.referencePath);
+  record.task.name =
+      referencePath.stem() == "reference" && referencePath.has_parent_path()
+          ? std::filesystem::absolute(referencePath).parent_path().filename().string()
+          : referencePath.stem().string();
   record.task.path = std::filesystem::absolute(o.request.referencePath).string();
   record.task.source = outcome.referenceSource;
   record.candidate.origin = outcome.candidateFromResponse ? "response" : "file";
