@@ -26,16 +26,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -96,8 +95,7 @@ std::optional<RunResult> run(const std::string& command) {
     result.output.append(buffer.data(), n);
   }
   const int status = ::pclose(pipe);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status == -1) return std::nullopt;
   if (WIFEXITED(status)) result.exitCode = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
@@ -190,8 +188,8 @@ std::vector<std::string> differences(const json& expected, const Actual& actual)
 
 std::string describe(const json& expected) {
   std::ostringstream out;
-  out << "verdict " << joinSet(stringSet(expected.value("verdict", json())))
-      << ", cheat flags " << joinSet(stringSet(expected.value("flags", json::array())));
+  out << "verdict " << joinSet(stringSet(expected.value("verdict", json()))) << ", cheat flags "
+      << joinSet(stringSet(expected.value("flags", json::array())));
   const auto warnings = stringSet(expected.value("warnings", json::array()));
   if (!warnings.empty()) out << ", warnings including " << joinSet(warnings);
   const json stage = expected.value("error_stage", json());
@@ -230,9 +228,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const fs::path reference =
-      caseDir.parent_path().parent_path() / "references" /
-      (spec.value("reference", std::string()) + ".py");
+  const fs::path reference = caseDir.parent_path().parent_path() / "references" /
+                             (spec.value("reference", std::string()) + ".py");
   fs::path candidate = caseDir / "candidate.py";
   if (!fs::exists(candidate)) candidate = caseDir / "response.md";
   if (!fs::exists(reference) || !fs::exists(candidate)) {
@@ -262,11 +259,15 @@ int main(int argc, char** argv) {
   const fs::path scratch = scratchTemplate;
   const fs::path db = scratch / "corpus.db";
 
+  // The interpreter by default; CRUCIBLE_CORPUS_BACKEND=cuda runs the same corpus on a GPU.
+  const char* backendEnv = std::getenv("CRUCIBLE_CORPUS_BACKEND");
+  const std::string backend = backendEnv && *backendEnv ? backendEnv : "interpret";
+  const int reps = backend == "interpret" ? 3 : 20;  // interpreter timings mean nothing
   std::ostringstream command;
   command << shellQuote(crucible) << " verify " << shellQuote(reference.string()) << " "
-          << shellQuote(candidate.string()) << " --backend interpret --json"
-          << " --no-compile-baseline --reps 3 --timeout " << timeout << " --db " << shellQuote(db.string())
-          << " </dev/null";
+          << shellQuote(candidate.string()) << " --backend " << shellQuote(backend) << " --json"
+          << " --no-compile-baseline --reps " << reps << " --timeout " << timeout << " --db "
+          << shellQuote(db.string()) << " </dev/null";
   std::cout << "case " << caseName << "\n$ " << command.str() << "\n" << std::flush;
 
   const auto result = run(command.str());
@@ -309,8 +310,8 @@ int main(int argc, char** argv) {
   }
 
   std::ostringstream got;
-  got << "verdict " << actual.verdict << ", cheat flags " << joinSet(actual.cheats)
-      << ", warnings " << joinSet(actual.warnings) << ", error.stage "
+  got << "verdict " << actual.verdict << ", cheat flags " << joinSet(actual.cheats) << ", warnings "
+      << joinSet(actual.warnings) << ", error.stage "
       << (actual.errorStage ? *actual.errorStage : std::string("-")) << ", exit "
       << result->exitCode;
 
