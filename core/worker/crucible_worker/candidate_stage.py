@@ -126,8 +126,8 @@ class CandidateStage:
     def run(self):
         torch = self.torch
         os.makedirs(self.out_dir, exist_ok=True)
-        if "threads" in self.job:
-            torch.set_num_threads(int(self.job["threads"]))
+        if isinstance(self.job.get("threads"), int) and self.job["threads"] > 0:
+            torch.set_num_threads(self.job["threads"])
         self.facts["env"] = self.timing.env_facts(self.device)
         self.facts["sandboxed_view"] = {"cwd": os.getcwd(),
                                         "uid": os.getuid() if hasattr(os, "getuid") else None}

@@ -16,6 +16,7 @@ Each guard is separate and reports facts; none of them decides anything.
   (through `_thread.start_new_thread`, which `threading` also uses) with the candidate line.
 * `Auditor`: a `sys.addaudithook` hook, installed before the candidate is imported, that
   records audit events it attributes to the candidate and blocks its sandbox violations.
+* `ChannelGuard`: refuses candidate writes, closes and dups aimed at the result channel.
 * `IdentitySnapshot`: harness-critical functions by identity, to list what was replaced.
 
 Attribution (audit events, thread starts, foreign calls) walks the Python stack from the
