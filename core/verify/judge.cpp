@@ -488,12 +488,15 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   }
   checkPlausibility(o, e, options, flags);
 
-  // 6. Verdict: a process that died or hung is an error; any cheat flag is cheating.
+  // 6. Verdict. A cheat flag already raised (statically, or before the process died) stands: a
+  // candidate caught cheating does not become a mere error by also hanging. Otherwise a
+  // process that died or hung is an error, and so is any infrastructure failure.
   e.flags = flags.take();
   const bool processFailed =
       e.error && (e.error->stage == "timeout" || e.error->stage == "memory" ||
                   e.error->stage == "crash" || e.error->stage == "cancelled");
-  if (processFailed) {
+  const bool infrastructure = e.error && e.error->blame == "infrastructure";
+  if (infrastructure || (processFailed && !e.hasCheatFlag())) {
     e.verdict = Verdict::Error;
   } else if (e.hasCheatFlag()) {
     e.verdict = Verdict::Cheating;

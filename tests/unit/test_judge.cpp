@@ -264,6 +264,18 @@ TEST(Judge, ProcessFailuresAreErrorsBlamedOnTheCandidate) {
   EXPECT_EQ(judge(o, {}).error->stage, "crash");
 }
 
+TEST(Judge, ACheatFlagOutranksAHang) {
+  auto o = honest();
+  o.staticFacts["observations"] = {{{"kind", "introspection"}, {"line", 5}, {"detail", "gc"}}};
+  o.candidateFacts = nullptr;
+  o.candidateProcess.reportedFacts = false;
+  o.candidateProcess.timedOut = true;
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Cheating);
+  ASSERT_TRUE(e.error);
+  EXPECT_EQ(e.error->stage, "timeout");
+}
+
 TEST(Judge, ExceptionsInCandidateCodeAreIncorrectWithTheLine) {
   auto o = honest();
   o.candidateFacts["trials"][0] = {

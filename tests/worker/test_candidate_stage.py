@@ -143,7 +143,10 @@ time.perf_counter = lambda: 0.0
 
 class ModelNew(nn.Module):
     def forward(self, x, y):
-        gc.get_objects()  # MARK-GC
+        try:
+            gc.get_objects()  # MARK-GC
+        except PermissionError:  # walking the heap is blocked, and recorded
+            pass
         return launch_add(x, y, torch.empty_like(x), x.numel())
 """,
     "socket": """

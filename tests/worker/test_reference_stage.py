@@ -1,4 +1,6 @@
 """The reference stage on small KernelBench-style references written to tmp_path."""
+import hashlib
+import hmac
 import json
 import os
 import subprocess
@@ -407,14 +409,24 @@ def test_compile_baseline_through_the_worker(tmp_path):
     job_path = tmp_path / "job.json"
     job_path.write_text(json.dumps(job))
     read_fd, write_fd = os.pipe()
-    env = dict(os.environ, CRUCIBLE_RESULT_FD=str(write_fd))
+    env = dict(os.environ, CRUCIBLE_RESULT_FD=str(write_fd), CRUCIBLE_CHANNEL_KEY="stdin")
+    key = b"test-key"
     process = subprocess.Popen(
         [sys.executable, "-I", "-B", WORKER, "reference", str(job_path)],
-        pass_fds=(write_fd,), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        pass_fds=(write_fd,), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT)
     os.close(write_fd)
+    process.stdin.write(key + b"\n")
+    process.stdin.close()
+    process.stdin = None  # closed: communicate() must not flush it
     with os.fdopen(read_fd, "rb") as channel:
-        messages = [json.loads(line) for line in channel.read().splitlines()]
+        lines = [json.loads(line) for line in channel.read().splitlines()]
     log = process.communicate(timeout=600)[0]
+    # Every line is signed with the key the worker read from stdin.
+    for line in lines:
+        expected = hmac.new(key, line["body"].encode(), hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(line["mac"], expected)
+    messages = [json.loads(line["body"]) for line in lines]
     assert process.returncode == 0, log.decode(errors="replace")[-3000:]
     assert [m["type"] for m in messages][-1] == "facts"
     assert "reference-compile" in [m.get("name") for m in messages]

@@ -1094,7 +1094,10 @@ class Auditor:
         return TAMPERING, _text(args[:1]), False, WALK
 
     def _on_tampering_walk(self, event, args):
-        return TAMPERING, event, False, WALK
+        # Blocked, not only recorded: walking the heap or other threads' frames is how a
+        # candidate would find the harness's objects (the channel, its key), and on a GPU a full
+        # gc.get_objects() walk can outlast the timeout.
+        return TAMPERING, event, True, WALK
 
     def _on_tampering_direct(self, event, args):
         return TAMPERING, event, False, DIRECT
