@@ -21,7 +21,8 @@ std::string verdictBanner(const Evaluation& e) {
     case Verdict::Verified:
       return "VERIFIED   correct, no cheating flag";
     case Verdict::Incorrect:
-      return "INCORRECT  the outputs do not match the reference";
+      return e.error ? "INCORRECT  the candidate failed while it ran"
+                     : "INCORRECT  the outputs do not match the reference";
     case Verdict::Cheating:
       return "CHEATING   at least one cheating flag was raised";
     case Verdict::Invalid:
