@@ -174,9 +174,25 @@ int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
     outcome = verify(options.request, progress, interruptSource().get_token());
   } catch (const BadInput& e) {
     err << "crucible verify: " << e.what() << "\n";
+    // With --json, callers still get one object: no verdict, and why.
+    if (options.json) {
+      out << nlohmann::json{{"verdict", nullptr},
+                            {"error",
+                             {{"stage", "usage"}, {"message", e.what()}, {"blame", "user"}}}}
+                 .dump(2)
+          << "\n";
+    }
     return 2;
   } catch (const std::exception& e) {
     err << "crucible verify: error: " << e.what() << "\n";
+    if (options.json) {
+      Evaluation failed;
+      failed.verdict = Verdict::Error;
+      failed.backend = options.request.backend;
+      failed.error = EvalError{"infrastructure", e.what(), "infrastructure"};
+      failed.reward.preset = options.request.rewardPreset;
+      out << nlohmann::json(failed).dump(2) << "\n";
+    }
     return 3;
   }
   if (!outcome.jobDir.empty()) err << "job folder kept: " << outcome.jobDir << "\n";
