@@ -1,0 +1,108 @@
+// The CLI's contract, through the real binary: the --json keys the issue fixes, exit codes, the
+// database, and `sessions list/show`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/proc/process.h"
+
+namespace crucible {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CliRun {
+  int exitCode;
+  std::string out, err;
+};
+
+CliRun runCli(std::vector<std::string> args) {
+  proc::ProcessSpec spec;
+  spec.argv = {CRUCIBLE_TEST_CLI};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR"}) {
+    if (const char* v = std::getenv(name)) spec.env[name] = v;
+  }
+  spec.limits.wallTimeout = std::chrono::minutes(5);
+  spec.limits.outputCapBytes = 16 << 20;
+  spec.resultChannel = false;
+  auto r = proc::run(spec);
+  return {r.exitCode, r.stdoutText, r.stderrText};
+}
+
+class CliContract : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("crucible-cli-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const std::string example =
+        std::string(CRUCIBLE_TEST_SOURCE_DIR) + "/resources/examples/row_softmax/";
+    verified_ = new CliRun(runCli({"verify", example + "reference.py", example + "candidate.py",
+                                   "--json", "--no-compile-baseline", "--reps", "3", "--reward",
+                                   "drtriton", "--trials", "5", "--db", db()}));
+  }
+  static void TearDownTestSuite() {
+    delete verified_;
+    fs::remove_all(dir_);
+  }
+  static std::string db() { return (dir_ / "cli.db").string(); }
+  static std::string example(const std::string& file) {
+    return std::string(CRUCIBLE_TEST_SOURCE_DIR) + "/resources/examples/row_softmax/" + file;
+  }
+
+  static inline fs::path dir_;
+  static inline CliRun* verified_ = nullptr;
+};
+
+TEST_F(CliContract, JsonHasEveryRequiredKey) {
+  ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
+  const json j = json::parse(verified_->out);
+  EXPECT_EQ(j["verdict"], "verified");
+  EXPECT_EQ(j["correct"], true);
+  EXPECT_TRUE(j["speedup"].is_number());
+  for (const char* key : {"reference_ms", "candidate_ms", "compile_reference_ms"}) {
+    EXPECT_TRUE(j["timing"].contains(key)) << key;
+  }
+  EXPECT_TRUE(j["timing"]["compile_reference_ms"].is_null());  // --no-compile-baseline
+  EXPECT_TRUE(j["flags"].is_array());
+  EXPECT_EQ(j["reward"]["preset"], "drtriton");
+  EXPECT_TRUE(j["reward"]["total"].is_number());
+  EXPECT_TRUE(j["reward"]["components"].is_object());
+  EXPECT_EQ(j["backend"], "interpret");
+  EXPECT_TRUE(j["device"].is_string());
+  EXPECT_TRUE(j["error"].is_null());
+}
+
+TEST_F(CliContract, RunIsStoredAndReadBack) {
+  ASSERT_EQ(verified_->exitCode, 0);
+  auto list = runCli({"sessions", "list", "--db", db(), "--json"});
+  ASSERT_EQ(list.exitCode, 0) << list.err;
+  const json sessions = json::parse(list.out);
+  ASSERT_NE(sessions.dump().find("row_softmax"), std::string::npos) << list.out;
+  auto show = runCli({"sessions", "show", "1", "--db", db(), "--json"});
+  ASSERT_EQ(show.exitCode, 0) << show.err;
+  EXPECT_NE(show.out.find("verified"), std::string::npos);
+  EXPECT_NE(show.out.find("softmax_kernel"), std::string::npos);  // the candidate's code
+}
+
+TEST_F(CliContract, BadUsageAndBadFilesExitWithTwo) {
+  EXPECT_EQ(runCli({"verify"}).exitCode, 2);
+  EXPECT_EQ(runCli({"verify", "a.py", "b.py", "--trials", "zero"}).exitCode, 2);
+  auto opencl = runCli({"verify", example("reference.py"), example("candidate.py"), "--backend",
+                        "opencl", "--no-db"});
+  EXPECT_EQ(opencl.exitCode, 2);
+  EXPECT_NE(opencl.err.find("not available"), std::string::npos) << opencl.err;
+
+  const std::string bad = (dir_ / "bad_reference.py").string();
+  std::ofstream(bad) << "import torch\n\nclass Model:\n    def forward(self x):\n        pass\n";
+  auto r = runCli({"verify", bad, example("candidate.py"), "--no-db"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find(bad + ":4:"), std::string::npos) << r.err;
+  EXPECT_EQ(runCli({"sessions", "show", "999", "--db", db()}).exitCode, 2);
+}
+
+}  // namespace
+}  // namespace crucible
