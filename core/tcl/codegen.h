@@ -1,0 +1,74 @@
+#pragma once
+// OpenCL C generation for the block IR. The front end drives it statement by statement; blocks
+// are emitted as loop nests with literal bounds over fused expressions (one program = one
+// work-group of one work-item, research notes §5.2).
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/tcl/ir.h"
+
+namespace crucible::tcl {
+
+/// A runtime parameter of the generated kernel (constexprs are folded away).
+struct Param {
+  std::string name;
+  Type type;  // pointer: Type{dtype, pointer=true}; scalar: {dtype}
+};
+
+class Codegen {
+ public:
+  explicit Codegen(std::string kernelName) : kernelName_(std::move(kernelName)) {}
+
+  /// Adds a runtime parameter and returns the node naming it.
+  NodeP addParam(const std::string& name, const Type& type);
+  NodeP programId(int axis);
+  NodeP numPrograms(int axis);
+
+  /// Evaluates `n` into fresh storage (an Array, or a Var for scalars) and returns it.
+  NodeP materialize(const NodeP& n, bool force = false);
+  /// Declares mutable storage initialised from `n` (loop-carried and if-assigned variables).
+  NodeP makeMutable(const NodeP& n);
+  /// Writes `value` (same type) into the storage node `dst`.
+  void assign(const NodeP& dst, const NodeP& value);
+  /// tl.store: all operands already broadcast to one shape; value already in the pointee dtype.
+  void store(const NodeP& ptr, const NodeP& value, const NodeP& mask);
+  /// sum / max / min over `axis` of `in` (compute dtype = in's dtype), keep_dims false.
+  NodeP reduce(const std::string& kind, const NodeP& in, int axis);
+
+  void beginFor(const NodeP& var, const NodeP& lb, const NodeP& ub, const NodeP& step,
+                int stepSign);
+  void beginIf(const NodeP& cond);
+  void beginElse();
+  void end();
+  void earlyReturn();
+  NodeP declareLoopVar(DType dtype);
+
+  /// The whole translation unit.
+  std::string source() const;
+  const std::vector<Param>& params() const { return params_; }
+  const std::string& kernelName() const { return kernelName_; }
+
+  /// The C expression for `n` at the block index `idx` (one entry per dim of n's shape).
+  std::string expr(const NodeP& n, const std::vector<std::string>& idx);
+
+ private:
+  std::string fresh(const char* prefix);
+  std::ostream& line();
+  /// Opens loops over `shape`; returns the index variables. closeLoops closes them.
+  std::vector<std::string> openLoops(const Shape& shape);
+  void closeLoops(size_t n);
+  std::string linear(const Shape& shape, const std::vector<std::string>& idx) const;
+  std::string binary(const Node& n, const std::string& a, const std::string& b) const;
+  std::string unary(const Node& n, const std::string& a) const;
+  std::string roundTo(DType t, const std::string& e) const;
+
+  std::string kernelName_;
+  std::vector<Param> params_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  int counter_ = 0;
+};
+
+}  // namespace crucible::tcl

@@ -1,0 +1,1120 @@
+#include "core/tcl/frontend.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace crucible::tcl {
+namespace {
+
+using json = nlohmann::json;
+
+/// A value during abstract interpretation: a Python constexpr, a tensor (block IR node), or
+/// a compile-time object (module, builtin, dtype, @jit function, tuple, bound method).
+struct Value {
+  enum Kind {
+    None,
+    Int,
+    Float,
+    Bool,
+    Str,
+    Tensor,
+    DTypeV,
+    Module,
+    Builtin,
+    JitFn,
+    Tuple,
+    Method,
+    Slice
+  };
+  Kind kind = None;
+  int64_t i = 0;
+  double f = 0;
+  NodeP node;
+  DType dtype = DType::I32;
+  std::string name;  // module path, builtin name, function name, method name, string
+  std::vector<Value> items;
+
+  static Value intV(int64_t v) {
+    Value r;
+    r.kind = Int;
+    r.i = v;
+    return r;
+  }
+  static Value floatV(double v) {
+    Value r;
+    r.kind = Float;
+    r.f = v;
+    return r;
+  }
+  static Value boolV(bool v) {
+    Value r;
+    r.kind = Bool;
+    r.i = v;
+    return r;
+  }
+  static Value tensor(NodeP n) {
+    Value r;
+    r.kind = Tensor;
+    r.node = std::move(n);
+    return r;
+  }
+  static Value named(Kind k, std::string n) {
+    Value r;
+    r.kind = k;
+    r.name = std::move(n);
+    return r;
+  }
+  bool isConst() const { return kind == Int || kind == Float || kind == Bool; }
+};
+
+struct ReturnSignal {
+  Value value;
+};
+
+bool fitsI32(int64_t v) {
+  return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+NodeP constNode(DType t, const Value& v) {
+  Type ty{t, false, {}};
+  if (isFloat(t)) {
+    auto n = makeNode(Op::ConstFloat, ty);
+    const_cast<Node&>(*n).fval = v.kind == Value::Float ? v.f : static_cast<double>(v.i);
+    return n;
+  }
+  auto n = makeNode(Op::ConstInt, ty);
+  const_cast<Node&>(*n).ival = v.kind == Value::Float ? static_cast<int64_t>(v.f) : v.i;
+  return n;
+}
+
+int64_t pyFloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+class Frontend {
+ public:
+  explicit Frontend(const json& spec)
+      : spec_(spec), cg_("tcl_" + spec.at("kernel").get<std::string>()) {}
+
+  CompiledSource run() {
+    const std::string kname = spec_.at("kernel");
+    const json& fn = function(kname, 0);
+    const json& args = spec_.at("args");
+    const json& params = fn.at("args").at("args");
+    if (params.size() != args.size())
+      throw CompileError(fn.value("lineno", 0),
+                         "the kernel takes " + std::to_string(params.size()) +
+                             " arguments, the launch specialised " + std::to_string(args.size()));
+    frames_.emplace_back();
+    for (size_t k = 0; k < params.size(); ++k) {
+      std::string name = params[k].at("arg");
+      const json& a = args[k];
+      std::string kind = a.at("kind");
+      Value v;
+      if (kind == "constexpr") {
+        v = fromJsonValue(a.at("value"), fn.value("lineno", 0));
+      } else if (kind == "ptr") {
+        DType t;
+        if (!dtypeFromName(a.at("dtype"), t))
+          throw CompileError(
+              fn.value("lineno", 0),
+              "unsupported tensor dtype " + a.at("dtype").get<std::string>() + " for " + name);
+        v = Value::tensor(cg_.addParam(name, Type{t, true, {}}));
+      } else {
+        DType t;
+        if (!dtypeFromName(kind, t) ||
+            !(t == DType::I32 || t == DType::I64 || t == DType::FP32 || t == DType::I1))
+          throw CompileError(fn.value("lineno", 0),
+                             "unsupported argument kind " + kind + " for " + name);
+        v = Value::tensor(cg_.addParam(name, Type{t, false, {}}));
+      }
+      frames_.back()[name] = v;
+    }
+    inKernel_ = true;
+    try {
+      execBlock(fn.at("body"));
+    } catch (ReturnSignal&) {
+    }
+    return {cg_.kernelName(), cg_.source(), cg_.params()};
+  }
+
+ private:
+  using Scope = std::map<std::string, Value>;
+
+  const json& function(const std::string& name, int line) {
+    const json& fns = spec_.at("functions");
+    if (!fns.contains(name)) throw CompileError(line, "function " + name + " was not provided");
+    return fns.at(name);
+  }
+
+  [[noreturn]] void fail(const std::string& msg) { throw CompileError(line_, msg); }
+  [[noreturn]] void unsupported(const std::string& what) {
+    fail(what + " is not supported by the opencl backend yet");
+  }
+
+  Value fromJsonValue(const json& v, int line) {
+    if (v.is_null()) return Value{};
+    if (v.is_boolean()) return Value::boolV(v.get<bool>());
+    if (v.is_number_integer()) return Value::intV(v.get<int64_t>());
+    if (v.is_number_float()) return Value::floatV(v.get<double>());
+    if (v.is_string()) return Value::named(Value::Str, v.get<std::string>());
+    if (v.is_object() && v.contains("$float"))
+      return Value::floatV(std::stod(v["$float"].get<std::string>()));
+    if (v.is_object() && v.contains("$dtype")) {
+      Value r;
+      r.kind = Value::DTypeV;
+      if (!dtypeFromName(v["$dtype"], r.dtype))
+        throw CompileError(line, "unknown dtype " + v["$dtype"].dump());
+      return r;
+    }
+    if (v.is_array()) {
+      Value r;
+      r.kind = Value::Tuple;
+      for (const auto& e : v) r.items.push_back(fromJsonValue(e, line));
+      return r;
+    }
+    throw CompileError(line, "unsupported constant " + v.dump());
+  }
+
+  // ---- names -------------------------------------------------------------------------------
+
+  Value lookup(const std::string& name) {
+    for (auto it = frames_.back().find(name); it != frames_.back().end();) return it->second;
+    const json& g = spec_.value("globals", json::object());
+    if (g.contains(name)) {
+      const json& d = g.at(name);
+      if (d.contains("module")) return Value::named(Value::Module, d["module"]);
+      if (d.contains("jit")) return Value::named(Value::JitFn, d["jit"]);
+      if (d.contains("value")) return fromJsonValue(d["value"], line_);
+      if (d.contains("builtin")) return Value::named(Value::Builtin, d["builtin"]);
+    }
+    static const std::set<std::string> pyBuiltins = {"range", "float", "int", "min",  "max",
+                                                     "len",   "bool",  "abs", "print"};
+    if (pyBuiltins.count(name)) return Value::named(Value::Builtin, "py." + name);
+    fail("name '" + name + "' is not defined");
+  }
+
+  Value attribute(const Value& base, const std::string& attr) {
+    if (base.kind == Value::Module) {
+      const std::string& m = base.name;
+      DType t;
+      if (m.rfind("triton.language", 0) == 0 && dtypeFromName(attr, t) && attr != "bool") {
+        Value r;
+        r.kind = Value::DTypeV;
+        r.dtype = t;
+        return r;
+      }
+      static const std::set<std::string> submodules = {"math", "extra",    "libdevice", "cuda",
+                                                       "core", "standard", "language",  "intel"};
+      if (submodules.count(attr)) return Value::named(Value::Module, m + "." + attr);
+      return Value::named(Value::Builtin, attr);
+    }
+    if (base.kind == Value::Tensor) {
+      if (attr == "dtype") {
+        Value r;
+        r.kind = Value::DTypeV;
+        r.dtype = base.node->type.dtype;
+        return r;
+      }
+      if (attr == "shape") {
+        Value r;
+        r.kind = Value::Tuple;
+        for (auto d : base.node->type.shape) r.items.push_back(Value::intV(d));
+        return r;
+      }
+      Value r = Value::named(Value::Method, attr);
+      r.node = base.node;
+      return r;
+    }
+    if (base.kind == Value::DTypeV && attr == "element_ty") return base;
+    unsupported("attribute ." + attr);
+  }
+
+  // ---- tensors -----------------------------------------------------------------------------
+
+  static int kindRank(DType t) { return t == DType::I1 ? 0 : (isFloat(t) ? 2 : 1); }
+
+  /// A constexpr made a tensor on its own (Triton's to_tensor).
+  NodeP toTensor(const Value& v) {
+    if (v.kind == Value::Tensor) return v.node;
+    if (v.kind == Value::Bool) return constNode(DType::I1, v);
+    if (v.kind == Value::Int) return constNode(fitsI32(v.i) ? DType::I32 : DType::I64, v);
+    if (v.kind == Value::Float) return constNode(DType::FP32, v);
+    fail("expected a tensor or a number");
+  }
+
+  NodeP broadcastTo(const NodeP& n, const Shape& s) {
+    if (n->type.shape == s) return n;
+    Type t = n->type;
+    t.shape = s;
+    return makeNode(Op::Broadcast, t, {n});
+  }
+
+  NodeP castTo(const NodeP& n, DType t) {
+    if (n->type.dtype == t) return n;
+    if (n->type.pointer) fail("cannot cast a pointer");
+    Type ty = n->type;
+    ty.dtype = t;
+    return makeNode(Op::Cast, ty, {n});
+  }
+
+  /// The tensor dtype a weak (constexpr) scalar takes next to a tensor of dtype `t`.
+  DType weakDType(const Value& c, DType t) {
+    int kc = c.kind == Value::Bool ? 0 : (c.kind == Value::Int ? 1 : 2);
+    if (kc <= kindRank(t)) {
+      if (c.kind == Value::Int && isInt(t) && bitWidth(t) <= 32 && !fitsI32(c.i)) return DType::I64;
+      return t;
+    }
+    return kc == 2 ? DType::FP32 : DType::I32;
+  }
+
+  Value foldConst(const std::string& op, const Value& a, const Value& b) {
+    bool fl = a.kind == Value::Float || b.kind == Value::Float;
+    double x = a.kind == Value::Float ? a.f : static_cast<double>(a.i);
+    double y = b.kind == Value::Float ? b.f : static_cast<double>(b.i);
+    if (op == "==") return Value::boolV(x == y);
+    if (op == "!=") return Value::boolV(x != y);
+    if (op == "<") return Value::boolV(x < y);
+    if (op == "<=") return Value::boolV(x <= y);
+    if (op == ">") return Value::boolV(x > y);
+    if (op == ">=") return Value::boolV(x >= y);
+    if (op == "/") {
+      if (y == 0) fail("division by zero in a constant expression");
+      return Value::floatV(x / y);
+    }
+    if (fl) {
+      if (op == "+") return Value::floatV(x + y);
+      if (op == "-") return Value::floatV(x - y);
+      if (op == "*") return Value::floatV(x * y);
+      if (op == "//") return Value::floatV(std::floor(x / y));
+      if (op == "%") return Value::floatV(x - std::floor(x / y) * y);
+      if (op == "**") return Value::floatV(std::pow(x, y));
+      fail("unsupported operator " + op + " on constant floats");
+    }
+    int64_t p = a.i, q = b.i;
+    if ((op == "//" || op == "%") && q == 0)
+      fail("integer division by zero in a constant expression");
+    if (op == "+") return Value::intV(p + q);
+    if (op == "-") return Value::intV(p - q);
+    if (op == "*") return Value::intV(p * q);
+    if (op == "//") return Value::intV(pyFloorDiv(p, q));
+    if (op == "%") return Value::intV(p - pyFloorDiv(p, q) * q);
+    if (op == "&") return Value::intV(p & q);
+    if (op == "|") return Value::intV(p | q);
+    if (op == "^") return Value::intV(p ^ q);
+    if (op == "<<") return Value::intV(p << q);
+    if (op == ">>") return Value::intV(p >> q);
+    if (op == "**") return Value::intV(static_cast<int64_t>(std::pow(p, q)));
+    fail("unsupported operator " + op + " on constants");
+  }
+
+  Value binop(const std::string& op, const Value& a, const Value& b) {
+    if (a.isConst() && b.isConst()) return foldConst(op, a, b);
+    if (!(a.kind == Value::Tensor || a.isConst()) || !(b.kind == Value::Tensor || b.isConst()))
+      fail("unsupported operands for " + op);
+    // Pointer arithmetic.
+    if (a.kind == Value::Tensor && a.node->type.pointer) {
+      if (op != "+" && op != "-") fail("operator " + op + " on a pointer");
+      NodeP off =
+          b.kind == Value::Tensor
+              ? b.node
+              : constNode(b.kind == Value::Int && !fitsI32(b.i) ? DType::I64 : DType::I32, b);
+      if (off->type.pointer || isFloat(off->type.dtype))
+        fail("a pointer can only be offset by integers");
+      if (op == "-") off = makeNode(Op::Unary, off->type, {off}, "-");
+      Shape s = shapeOf(a.node, off);
+      Type t = a.node->type;
+      t.shape = s;
+      return Value::tensor(makeNode(Op::PtrAdd, t, {broadcastTo(a.node, s), broadcastTo(off, s)}));
+    }
+    if (b.kind == Value::Tensor && b.node->type.pointer) {
+      if (op == "+") return binop(op, b, a);
+      fail("operator " + op + " with a pointer on the right");
+    }
+    DType ta, tb;
+    NodeP na, nb;
+    if (a.kind == Value::Tensor && b.kind == Value::Tensor) {
+      na = a.node, nb = b.node;
+      ta = na->type.dtype, tb = nb->type.dtype;
+    } else if (a.kind == Value::Tensor) {
+      na = a.node, ta = na->type.dtype;
+      tb = weakDType(b, ta);
+      nb = constNode(tb, b);
+    } else {
+      nb = b.node, tb = nb->type.dtype;
+      ta = weakDType(a, tb);
+      na = constNode(ta, a);
+    }
+    bool cmp = op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=";
+    DType rt;
+    try {
+      rt = promote(ta, tb, cmp ? "+" : op);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+    if ((op == "//" || op == "<<" || op == ">>" || op == "&" || op == "|" || op == "^") &&
+        isFloat(rt))
+      fail("operator " + op + " is not defined for floating-point operands (" + dtypeName(rt) +
+           ")");
+    Shape s = shapeOf(na, nb);
+    na = broadcastTo(castTo(na, rt), s);
+    nb = broadcastTo(castTo(nb, rt), s);
+    return Value::tensor(makeNode(Op::Binary, Type{cmp ? DType::I1 : rt, false, s}, {na, nb}, op));
+  }
+
+  Shape shapeOf(const NodeP& a, const NodeP& b) {
+    try {
+      return broadcastShapes(a->type.shape, b->type.shape);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+  }
+
+  Value unop(const std::string& op, const Value& a) {
+    if (a.kind == Value::Int) {
+      if (op == "-") return Value::intV(-a.i);
+      if (op == "~") return Value::intV(~a.i);
+      if (op == "not") return Value::boolV(!a.i);
+      return a;
+    }
+    if (a.kind == Value::Float) {
+      if (op == "-") return Value::floatV(-a.f);
+      if (op == "not") return Value::boolV(!a.f);
+      return a;
+    }
+    if (a.kind == Value::Bool)
+      return op == "not" || op == "~" ? Value::boolV(!a.i) : unop(op, Value::intV(a.i));
+    if (a.kind != Value::Tensor || a.node->type.pointer)
+      fail("unsupported operand for unary " + op);
+    if (op == "+") return a;
+    if (op == "~" && isFloat(a.node->type.dtype)) fail("operator ~ on a floating-point tensor");
+    Type t = a.node->type;
+    if (op == "not") t.dtype = DType::I1;
+    return Value::tensor(
+        makeNode(Op::Unary, t, {op == "not" ? castTo(a.node, DType::I1) : a.node}, op));
+  }
+
+  NodeP mathArg(const Value& v, const std::string& fn) {
+    NodeP n = toTensor(v);
+    if (n->type.pointer) fail(fn + " of a pointer");
+    if (!isFloat(n->type.dtype))
+      fail("tl." + fn + " expects a floating-point tensor, got " + dtypeName(n->type.dtype));
+    return n;
+  }
+
+  // ---- calls -------------------------------------------------------------------------------
+
+  struct Args {
+    std::vector<Value> pos;
+    std::map<std::string, Value> kw;
+    const Value* get(size_t i, const std::string& name) const {
+      if (i < pos.size()) return &pos[i];
+      auto it = kw.find(name);
+      return it == kw.end() ? nullptr : &it->second;
+    }
+  };
+
+  int64_t constInt(const Value* v, const std::string& what) {
+    if (!v || !(v->kind == Value::Int || v->kind == Value::Bool))
+      fail(what + " must be a constexpr integer");
+    return v->i;
+  }
+
+  Shape shapeArg(const Value* v) {
+    if (!v) fail("a shape is required");
+    Shape s;
+    if (v->kind == Value::Tuple) {
+      for (const auto& e : v->items) s.push_back(constInt(&e, "a block dimension"));
+    } else {
+      s.push_back(constInt(v, "a block dimension"));
+    }
+    for (auto d : s)
+      if (d <= 0 || (d & (d - 1)))
+        fail("block dimensions must be powers of 2, got " + shapeString(s));
+    if (numel(s) > (1 << 20))
+      fail("block of " + std::to_string(numel(s)) + " elements exceeds Triton's 1048576");
+    return s;
+  }
+
+  DType dtypeArg(const Value* v, DType dflt) {
+    if (!v || v->kind == Value::None) return dflt;
+    if (v->kind != Value::DTypeV) fail("expected a dtype");
+    return v->dtype;
+  }
+
+  Value reduce(const std::string& kind, const Args& args) {
+    const Value* xv = args.get(0, "input");
+    if (!xv) fail("tl." + kind + " needs an input");
+    NodeP x = toTensor(*xv);
+    if (args.kw.count("return_indices") && args.kw.at("return_indices").i)
+      unsupported("tl." + kind + "(return_indices=True)");
+    const Value* ax = args.get(1, "axis");
+    bool keep = false;
+    if (const Value* k = args.get(kind == "sum" ? 2 : 4, "keep_dims")) keep = k->i != 0;
+    DType t = x->type.dtype;
+    if (kind == "sum") {
+      if (t == DType::I1 || t == DType::I8 || t == DType::I16) t = DType::I32;
+      if (const Value* d = args.kw.count("dtype") ? &args.kw.at("dtype") : nullptr)
+        t = dtypeArg(d, t);
+    } else if (bitWidth(t) < 32) {
+      t = isFloat(t) ? DType::FP32 : DType::I32;
+    }
+    x = castTo(x, t);
+    if (x->type.shape.empty()) return Value::tensor(x);
+    int rank = static_cast<int>(x->type.shape.size());
+    if (!ax || ax->kind == Value::None) {
+      NodeP r = x;
+      while (!r->type.shape.empty()) r = cg_.reduce(kind, r, 0);
+      if (keep)
+        for (int d = 0; d < rank; ++d) r = expandDims(r, 0);
+      return Value::tensor(r);
+    }
+    int64_t a = constInt(ax, "axis");
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank)
+      fail("axis " + std::to_string(ax->i) + " out of range for a block of rank " +
+           std::to_string(rank));
+    NodeP r = cg_.reduce(kind, x, static_cast<int>(a));
+    if (keep) r = expandDims(r, static_cast<int>(a));
+    return Value::tensor(r);
+  }
+
+  NodeP expandDims(const NodeP& n, int axis) {
+    Type t = n->type;
+    t.shape.insert(t.shape.begin() + axis, 1);
+    auto e = makeNode(Op::ExpandDims, t, {n});
+    const_cast<Node&>(*e).axis = axis;
+    return e;
+  }
+
+  Value callBuiltin(std::string name, const Args& args, const std::string& spelled) {
+    static const std::map<std::string, std::string> aliases = {
+        {"div_rn", "/"}, {"fdiv", "/"}, {"sqrt_rn", "sqrt"}, {"fabs", "abs"}};
+    if (auto it = aliases.find(name); it != aliases.end() && it->second != "/") name = it->second;
+    static const std::set<std::string> math1 = {
+        "exp",   "exp2", "log",  "log2",  "sqrt", "rsqrt", "sin",     "cos",
+        "tan",   "tanh", "erf",  "floor", "ceil", "trunc", "sigmoid", "log1p",
+        "expm1", "sinh", "cosh", "asin",  "acos", "atan",  "log10",   "cbrt"};
+    if (name == "program_id" || name == "num_programs") {
+      int64_t axis = constInt(args.get(0, "axis"), "axis");
+      if (axis < 0 || axis > 2) fail("axis must be 0, 1 or 2");
+      return Value::tensor(name == "program_id" ? cg_.programId(static_cast<int>(axis))
+                                                : cg_.numPrograms(static_cast<int>(axis)));
+    }
+    if (name == "arange") {
+      int64_t lo = constInt(args.get(0, "start"), "tl.arange's start"),
+              hi = constInt(args.get(1, "end"), "tl.arange's end");
+      int64_t n = hi - lo;
+      if (n <= 0 || (n & (n - 1)))
+        fail("tl.arange's range must be a power of 2, got " + std::to_string(n));
+      auto node = makeNode(Op::Arange, Type{DType::I32, false, {n}});
+      const_cast<Node&>(*node).ival = lo;
+      return Value::tensor(node);
+    }
+    if (name == "load") return load(args);
+    if (name == "store") {
+      store(args);
+      return Value{};
+    }
+    if (name == "where") {
+      const Value *c = args.get(0, "condition"), *x = args.get(1, "x"), *y = args.get(2, "y");
+      if (!c || !x || !y) fail("tl.where needs condition, x and y");
+      NodeP cn = castTo(toTensor(*c), DType::I1);
+      // Promote x and y like a binary operation (weak constants included).
+      Value probe = binop("+", *x, *y);
+      DType t = probe.kind == Value::Tensor ? probe.node->type.dtype : toTensor(probe)->type.dtype;
+      NodeP xn = x->kind == Value::Tensor ? castTo(x->node, t) : constNode(t, *x);
+      NodeP yn = y->kind == Value::Tensor ? castTo(y->node, t) : constNode(t, *y);
+      Shape s = shapeOf(cn, xn);
+      s = broadcastShapesOr(s, yn->type.shape);
+      return Value::tensor(makeNode(Op::Select, Type{t, false, s},
+                                    {broadcastTo(cn, s), broadcastTo(xn, s), broadcastTo(yn, s)}));
+    }
+    if (name == "maximum" || name == "minimum") {
+      const Value *x = args.get(0, "x"), *y = args.get(1, "y");
+      if (!x || !y) fail("tl." + name + " needs two operands");
+      if (args.kw.count("propagate_nan")) unsupported("tl." + name + "(propagate_nan=...)");
+      Value r = binop("+", *x, *y);  // type and shape by Triton's promotion
+      if (r.kind != Value::Tensor)
+        return (name == "maximum") == (foldConst(">", *x, *y).i != 0) ? *x : *y;
+      auto& n = const_cast<Node&>(*r.node);
+      n.name = name == "maximum" ? "max" : "min";
+      return r;
+    }
+    if (math1.count(name) || name == "abs") {
+      const Value* x = args.get(0, "x");
+      if (!x) fail("tl." + name + " needs an operand");
+      if (name == "abs" && x->kind == Value::Tensor && !isFloat(x->node->type.dtype))
+        return Value::tensor(makeNode(Op::Unary, x->node->type, {x->node}, "abs"));
+      NodeP n = mathArg(*x, name);
+      return Value::tensor(makeNode(Op::Unary, n->type, {n}, name));
+    }
+    if (name == "fma") {
+      const Value *x = args.get(0, "x"), *y = args.get(1, "y"), *z = args.get(2, "z");
+      if (!x || !y || !z) fail("tl.fma needs three operands");
+      Value s = binop("+", binop("*", *x, *y), *z);
+      NodeP r = s.kind == Value::Tensor ? s.node : toTensor(s);
+      const Shape& sh = r->type.shape;
+      DType t = r->type.dtype;
+      auto prep = [&](const Value& v) {
+        return broadcastTo(v.kind == Value::Tensor ? castTo(v.node, t) : constNode(t, v), sh);
+      };
+      return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
+    }
+    if (name == "sum" || name == "max" || name == "min") return reduce(name, args);
+    if (name == "zeros" || name == "full") {
+      Shape s = shapeArg(args.get(0, "shape"));
+      Value v = name == "zeros" ? Value::intV(0)
+                                : (args.get(1, "value") ? *args.get(1, "value") : Value{});
+      DType t = dtypeArg(args.get(name == "zeros" ? 1 : 2, "dtype"), DType::FP32);
+      if (!v.isConst()) fail("tl.full's value must be a constexpr");
+      return Value::tensor(broadcastTo(constNode(t, v), s));
+    }
+    if (name == "cdiv") {
+      const Value *x = args.get(0, "x"), *d = args.get(1, "div");
+      if (!x || !d) fail("tl.cdiv needs two operands");
+      return binop("//", binop("-", binop("+", *x, *d), Value::intV(1)), *d);
+    }
+    if (name == "multiple_of" || name == "max_contiguous" || name == "max_constancy") {
+      const Value* x = args.get(0, "input");
+      if (!x) fail("tl." + name + " needs an input");
+      return *x;
+    }
+    if (name == "debug_barrier" || name == "static_print" || name == "static_assert")
+      return Value{};
+    if (name == "cast") {
+      const Value* x = args.get(0, "input");
+      if (!x) fail("tl.cast needs an input");
+      return Value::tensor(castTo(toTensor(*x), dtypeArg(args.get(1, "dtype"), DType::FP32)));
+    }
+    // Python builtins.
+    if (name == "py.float") {
+      const Value* x = args.get(0, "x");
+      if (x && x->kind == Value::Str) {
+        std::string s = x->name;
+        for (auto& ch : s) ch = static_cast<char>(std::tolower(ch));
+        if (s == "inf" || s == "+inf") return Value::floatV(INFINITY);
+        if (s == "-inf") return Value::floatV(-INFINITY);
+        if (s == "nan") return Value::floatV(NAN);
+        return Value::floatV(std::stod(s));
+      }
+      if (x && x->isConst())
+        return Value::floatV(x->kind == Value::Float ? x->f : static_cast<double>(x->i));
+      fail("float() of a tensor");
+    }
+    if (name == "py.int") {
+      const Value* x = args.get(0, "x");
+      if (x && x->isConst())
+        return Value::intV(x->kind == Value::Float ? static_cast<int64_t>(x->f) : x->i);
+      fail("int() of a tensor");
+    }
+    if ((name == "py.min" || name == "py.max") && args.pos.size() == 2 && args.pos[0].isConst() &&
+        args.pos[1].isConst()) {
+      bool gt = foldConst(">", args.pos[0], args.pos[1]).i != 0;
+      return (name == "py.max") == gt ? args.pos[0] : args.pos[1];
+    }
+    unsupported(spelled);
+  }
+
+  Shape broadcastShapesOr(const Shape& a, const Shape& b) {
+    try {
+      return broadcastShapes(a, b);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+  }
+
+  Value load(const Args& args) {
+    const Value* pv = args.get(0, "pointer");
+    if (!pv || pv->kind != Value::Tensor || !pv->node->type.pointer)
+      fail("tl.load expects a pointer or a block of pointers");
+    const Value* mv = args.get(1, "mask");
+    const Value* ov = args.get(2, "other");
+    for (const char* k : {"boundary_check", "padding_option"})
+      if (args.kw.count(k) && args.kw.at(k).kind != Value::None &&
+          !(args.kw.at(k).kind == Value::Tuple && args.kw.at(k).items.empty()) &&
+          !(args.kw.at(k).kind == Value::Str && args.kw.at(k).name.empty()))
+        unsupported(std::string("tl.load(") + k + "=...)");
+    NodeP p = pv->node;
+    NodeP m, o;
+    Shape s = p->type.shape;
+    if (mv && mv->kind != Value::None) {
+      m = castTo(toTensor(*mv), DType::I1);
+      s = broadcastShapesOr(s, m->type.shape);
+    }
+    DType t = p->type.dtype;
+    if (ov && ov->kind != Value::None) {
+      if (!m) fail("tl.load: `other` without `mask`");
+      o = ov->kind == Value::Tensor ? castTo(ov->node, t) : constNode(t, *ov);
+      s = broadcastShapesOr(s, o->type.shape);
+    }
+    p = broadcastTo(p, s);
+    if (m) m = broadcastTo(m, s);
+    if (o) o = broadcastTo(o, s);
+    return Value::tensor(makeNode(Op::Load, Type{t, false, s}, {p, m, o}));
+  }
+
+  void store(const Args& args) {
+    const Value* pv = args.get(0, "pointer");
+    const Value* vv = args.get(1, "value");
+    const Value* mv = args.get(2, "mask");
+    if (!pv || pv->kind != Value::Tensor || !pv->node->type.pointer)
+      fail("tl.store expects a pointer or a block of pointers");
+    if (!vv) fail("tl.store needs a value");
+    if (args.kw.count("boundary_check")) unsupported("tl.store(boundary_check=...)");
+    NodeP p = pv->node;
+    DType t = p->type.dtype;
+    NodeP v = vv->kind == Value::Tensor ? castTo(vv->node, t) : constNode(t, *vv);
+    if (v->type.pointer) fail("tl.store of a pointer value");
+    Shape s = broadcastShapesOr(p->type.shape, v->type.shape);
+    NodeP m;
+    if (mv && mv->kind != Value::None) {
+      m = castTo(toTensor(*mv), DType::I1);
+      s = broadcastShapesOr(s, m->type.shape);
+    }
+    if (s != p->type.shape)
+      fail("tl.store: value shape " + shapeString(v->type.shape) +
+           " does not fit the pointer block " + shapeString(p->type.shape));
+    // Loads not yet evaluated must read memory as it was before this store.
+    materializePendingLoads();
+    cg_.store(p, broadcastTo(v, s), m ? broadcastTo(m, s) : nullptr);
+  }
+
+  void materializePendingLoads() {
+    for (auto& frame : frames_)
+      for (auto& [name, v] : frame)
+        if (v.kind == Value::Tensor && v.node->hasLoad && v.node->op != Op::Array &&
+            v.node->op != Op::Var)
+          v.node = cg_.materialize(v.node);
+  }
+
+  Value callJit(const std::string& fname, const Args& args) {
+    const json& fn = function(fname, line_);
+    const json& a = fn.at("args");
+    const json& params = a.at("args");
+    const json& defaults = a.value("defaults", json::array());
+    Scope scope;
+    size_t firstDefault = params.size() - defaults.size();
+    for (size_t k = 0; k < params.size(); ++k) {
+      std::string pname = params[k].at("arg");
+      if (const Value* v = args.get(k, pname))
+        scope[pname] = *v;
+      else if (k >= firstDefault)
+        scope[pname] = eval(defaults[k - firstDefault]);
+      else
+        fail(fname + "() missing argument '" + pname + "'");
+    }
+    if (args.pos.size() > params.size())
+      fail(fname + "() takes " + std::to_string(params.size()) + " arguments");
+    if (frames_.size() > 64) fail("recursion is not supported");
+    int savedLine = line_;
+    bool savedKernel = inKernel_;
+    int savedDepth = depth_;
+    inKernel_ = false;
+    depth_ = 0;
+    frames_.push_back(std::move(scope));
+    Value result;
+    try {
+      execBlock(fn.at("body"));
+    } catch (ReturnSignal& r) {
+      result = r.value;
+    }
+    frames_.pop_back();
+    inKernel_ = savedKernel;
+    depth_ = savedDepth;
+    line_ = savedLine;
+    return result;
+  }
+
+  Value call(const json& e) {
+    Value f = eval(e.at("func"));
+    Args args;
+    for (const auto& a : e.at("args")) {
+      if (a.at("_type") == "Starred") unsupported("*args in a call");
+      args.pos.push_back(eval(a));
+    }
+    for (const auto& k : e.at("keywords")) {
+      if (k.at("arg").is_null()) unsupported("**kwargs in a call");
+      args.kw[k.at("arg")] = eval(k.at("value"));
+    }
+    if (f.kind == Value::Builtin) return callBuiltin(f.name, args, spelling(e.at("func")));
+    if (f.kind == Value::JitFn) return callJit(f.name, args);
+    if (f.kind == Value::Method) {
+      Value self = Value::tensor(f.node);
+      if (f.name == "to")
+        return Value::tensor(castTo(f.node, dtypeArg(args.get(0, "dtype"), f.node->type.dtype)));
+      static const std::set<std::string> methods = {"sum", "max", "min"};
+      if (methods.count(f.name) || f.name == "exp" || f.name == "sqrt" || f.name == "abs") {
+        Args a2 = args;
+        a2.pos.insert(a2.pos.begin(), self);
+        return callBuiltin(f.name, a2, "." + f.name + "()");
+      }
+      unsupported("the tensor method ." + f.name + "()");
+    }
+    fail(spelling(e.at("func")) + " is not callable in a kernel");
+  }
+
+  /// How the user wrote a callee, with `triton.language` shortened to `tl`.
+  std::string spelling(const json& e) {
+    if (e.at("_type") == "Name") return e.at("id");
+    if (e.at("_type") == "Attribute") {
+      std::string base = spelling(e.at("value"));
+      return base + "." + e.at("attr").get<std::string>();
+    }
+    return "this call";
+  }
+
+  // ---- expressions -------------------------------------------------------------------------
+
+  static std::string opName(const std::string& t) {
+    static const std::map<std::string, std::string> ops = {
+        {"Add", "+"},     {"Sub", "-"},    {"Mult", "*"},  {"Div", "/"},    {"FloorDiv", "//"},
+        {"Mod", "%"},     {"BitAnd", "&"}, {"BitOr", "|"}, {"BitXor", "^"}, {"LShift", "<<"},
+        {"RShift", ">>"}, {"Pow", "**"},   {"Eq", "=="},   {"NotEq", "!="}, {"Lt", "<"},
+        {"LtE", "<="},    {"Gt", ">"},     {"GtE", ">="},  {"USub", "-"},   {"UAdd", "+"},
+        {"Invert", "~"},  {"Not", "not"}};
+    auto it = ops.find(t);
+    return it == ops.end() ? t : it->second;
+  }
+
+  Value eval(const json& e) {
+    if (e.contains("lineno")) line_ = e.at("lineno");
+    const std::string& t = e.at("_type");
+    if (t == "Constant") return fromJsonValue(e.at("value"), line_);
+    if (t == "Name") return lookup(e.at("id"));
+    if (t == "Attribute") return attribute(eval(e.at("value")), e.at("attr"));
+    if (t == "BinOp") {
+      Value a = eval(e.at("left")), b = eval(e.at("right"));
+      line_ = e.value("lineno", line_);
+      std::string op = opName(e.at("op").at("_type"));
+      if (op == "**" || op == "@") unsupported("operator " + op + " on tensors");
+      return binop(op, a, b);
+    }
+    if (t == "UnaryOp") return unop(opName(e.at("op").at("_type")), eval(e.at("operand")));
+    if (t == "Compare") {
+      if (e.at("ops").size() != 1) unsupported("chained comparisons");
+      Value a = eval(e.at("left")), b = eval(e.at("comparators")[0]);
+      std::string op = opName(e.at("ops")[0].at("_type"));
+      if (op == "Is" || op == "IsNot") {
+        bool same = a.kind == b.kind && (a.kind == Value::None || (a.isConst() && a.i == b.i));
+        return Value::boolV(op == "Is" ? same : !same);
+      }
+      if (op == "In" || op == "NotIn") unsupported("'in' comparisons");
+      return binop(op, a, b);
+    }
+    if (t == "BoolOp") {
+      std::string op = e.at("op").at("_type") == "And" ? "and" : "or";
+      Value acc = eval(e.at("values")[0]);
+      for (size_t k = 1; k < e.at("values").size(); ++k) {
+        if (acc.isConst()) {  // Python short-circuit on constexprs
+          bool truth = acc.kind == Value::Float ? acc.f != 0 : acc.i != 0;
+          if ((op == "and" && !truth) || (op == "or" && truth)) return acc;
+          acc = eval(e.at("values")[k]);
+          continue;
+        }
+        Value b = eval(e.at("values")[k]);
+        if (acc.kind != Value::Tensor || !acc.node->type.shape.empty())
+          fail("'" + op + "' on blocks (use & and |)");
+        NodeP x = castTo(acc.node, DType::I1), y = castTo(toTensor(b), DType::I1);
+        if (!y->type.shape.empty()) fail("'" + op + "' on blocks (use & and |)");
+        acc = Value::tensor(makeNode(Op::Binary, Type{DType::I1, false, {}}, {x, y}, op));
+      }
+      return acc;
+    }
+    if (t == "Call") return call(e);
+    if (t == "Tuple" || t == "List") {
+      Value r;
+      r.kind = Value::Tuple;
+      for (const auto& x : e.at("elts")) r.items.push_back(eval(x));
+      return r;
+    }
+    if (t == "IfExp") {
+      Value c = eval(e.at("test"));
+      if (!c.isConst()) unsupported("a conditional expression on a runtime value");
+      return (c.kind == Value::Float ? c.f != 0 : c.i != 0) ? eval(e.at("body"))
+                                                            : eval(e.at("orelse"));
+    }
+    if (t == "Subscript") return subscript(e);
+    if (t == "Slice") {
+      if (!e.at("lower").is_null() || !e.at("upper").is_null() || !e.at("step").is_null())
+        unsupported("slicing with bounds");
+      Value r;
+      r.kind = Value::Slice;
+      return r;
+    }
+    if (t == "JoinedStr") return Value::named(Value::Str, "");
+    unsupported("'" + t + "'");
+  }
+
+  Value subscript(const json& e) {
+    Value base = eval(e.at("value"));
+    const json& sl = e.at("slice");
+    if (base.kind == Value::Tuple) {
+      Value k = eval(sl);
+      int64_t i = constInt(&k, "a tuple index");
+      if (i < 0) i += static_cast<int64_t>(base.items.size());
+      if (i < 0 || i >= static_cast<int64_t>(base.items.size())) fail("tuple index out of range");
+      return base.items[i];
+    }
+    if (base.kind != Value::Tensor) fail("subscript of a non-tensor");
+    std::vector<json> elts;
+    if (sl.at("_type") == "Tuple")
+      for (const auto& x : sl.at("elts")) elts.push_back(x);
+    else
+      elts.push_back(sl);
+    NodeP n = base.node;
+    int dim = 0;
+    for (const auto& x : elts) {
+      Value v = eval(x);
+      if (v.kind == Value::None) {
+        n = expandDims(n, dim);
+        ++dim;
+      } else if (v.kind == Value::Slice) {
+        ++dim;
+      } else {
+        unsupported("indexing a block with values (only None and : are allowed)");
+      }
+    }
+    if (dim - static_cast<int>(elts.size()) + static_cast<int>(base.node->type.shape.size()) <
+            static_cast<int>(elts.size()) - 0 &&
+        static_cast<int>(n->type.shape.size()) < dim)
+      fail("too many indices for a block of shape " + shapeString(base.node->type.shape));
+    return Value::tensor(n);
+  }
+
+  // ---- statements --------------------------------------------------------------------------
+
+  void execBlock(const json& body) {
+    for (const auto& s : body) exec(s);
+  }
+
+  void bind(const json& target, const Value& v) {
+    const std::string& t = target.at("_type");
+    if (t == "Name") {
+      frames_.back()[target.at("id")] = v;
+      return;
+    }
+    if (t == "Tuple" || t == "List") {
+      if (v.kind != Value::Tuple || v.items.size() != target.at("elts").size())
+        fail("cannot unpack this value");
+      for (size_t k = 0; k < v.items.size(); ++k) bind(target.at("elts")[k], v.items[k]);
+      return;
+    }
+    unsupported("assignment to '" + t + "'");
+  }
+
+  void exec(const json& s) {
+    line_ = s.value("lineno", line_);
+    const std::string& t = s.at("_type");
+    if (t == "Expr") {
+      eval(s.at("value"));
+    } else if (t == "Assign") {
+      Value v = eval(s.at("value"));
+      for (const auto& target : s.at("targets")) bind(target, v);
+    } else if (t == "AnnAssign") {
+      if (!s.at("value").is_null()) bind(s.at("target"), eval(s.at("value")));
+    } else if (t == "AugAssign") {
+      const json& target = s.at("target");
+      if (target.at("_type") != "Name")
+        unsupported("augmented assignment to '" + target.at("_type").get<std::string>() + "'");
+      Value cur = lookup(target.at("id"));
+      Value r = binop(opName(s.at("op").at("_type")), cur, eval(s.at("value")));
+      frames_.back()[target.at("id")] = r;
+    } else if (t == "Pass") {
+    } else if (t == "Return") {
+      Value v = s.at("value").is_null() ? Value{} : eval(s.at("value"));
+      if (!inKernel_ && depth_ > 0) unsupported("return inside control flow of a @jit helper");
+      if (inKernel_ && depth_ > 0) {
+        cg_.earlyReturn();
+        returnedInBlock_ = true;
+        return;
+      }
+      throw ReturnSignal{v};
+    } else if (t == "If") {
+      execIf(s);
+    } else if (t == "For") {
+      execFor(s);
+    } else if (t == "Assert") {
+      // device_assert semantics need a checked mode; constexpr asserts are checked here.
+      Value c = eval(s.at("test"));
+      if (c.isConst() && !(c.kind == Value::Float ? c.f != 0 : c.i != 0)) fail("assertion failed");
+    } else if (t == "While") {
+      unsupported("while loops");
+    } else {
+      unsupported("the statement '" + t + "'");
+    }
+  }
+
+  static void assignedNames(const json& stmts, std::set<std::string>& out) {
+    std::function<void(const json&)> target = [&](const json& t) {
+      if (t.at("_type") == "Name")
+        out.insert(t.at("id"));
+      else if (t.contains("elts"))
+        for (const auto& x : t.at("elts")) target(x);
+    };
+    for (const auto& s : stmts) {
+      const std::string& t = s.at("_type");
+      if (t == "Assign")
+        for (const auto& x : s.at("targets")) target(x);
+      if (t == "AugAssign" || t == "AnnAssign") target(s.at("target"));
+      if (t == "For") {
+        target(s.at("target"));
+        assignedNames(s.at("body"), out);
+        assignedNames(s.at("orelse"), out);
+      }
+      if (t == "If" || t == "While") {
+        assignedNames(s.at("body"), out);
+        assignedNames(s.at("orelse"), out);
+      }
+    }
+  }
+
+  /// Gives each pre-existing variable that `bodies` assign its own mutable storage, so that
+  /// control flow can update it; returns the carried names.
+  std::vector<std::string> carryVariables(const std::vector<const json*>& bodies) {
+    std::set<std::string> names;
+    for (const auto* b : bodies) assignedNames(*b, names);
+    std::vector<std::string> carried;
+    materializePendingLoads();
+    for (const auto& n : names) {
+      auto it = frames_.back().find(n);
+      if (it == frames_.back().end()) continue;
+      Value& v = it->second;
+      if (v.kind == Value::Tensor || v.isConst()) {
+        v = Value::tensor(cg_.makeMutable(toTensor(v)));
+        carried.push_back(n);
+      }
+    }
+    return carried;
+  }
+
+  /// At the end of a loop body or branch: writes the carried variables' new values back.
+  void writeBack(const std::vector<std::string>& carried, const Scope& storage, const char* where) {
+    std::vector<std::pair<NodeP, NodeP>> updates;
+    for (const auto& n : carried) {
+      const NodeP& dst = storage.at(n).node;
+      auto it = frames_.back().find(n);
+      Value v = it->second;
+      if (v.kind == Value::Tensor && v.node == dst) continue;
+      if (!(v.kind == Value::Tensor || v.isConst()))
+        fail("variable " + n + " changes kind " + where);
+      NodeP nv = v.kind == Value::Tensor ? v.node : constNode(dst->type.dtype, v);
+      if (v.kind == Value::Tensor && !(nv->type == dst->type)) {
+        if (nv->type.pointer == dst->type.pointer && nv->type.dtype == dst->type.dtype &&
+            nv->type.shape.empty() == dst->type.shape.empty() &&
+            broadcastShapesOr(nv->type.shape, dst->type.shape) == dst->type.shape)
+          nv = broadcastTo(nv, dst->type.shape);
+        else
+          fail(std::string(where == std::string("in the loop") ? "Loop-carried variable "
+                                                               : "Mismatched type for ") +
+               n + " has initial type " + dst->type.str() + " but is assigned " + nv->type.str() +
+               " " + where);
+      }
+      updates.push_back({dst, nv});
+    }
+    std::vector<std::pair<NodeP, NodeP>> temps;
+    for (auto& [dst, nv] : updates)
+      temps.push_back({dst, updates.size() > 1 && nv->op != Op::Var && nv->op != Op::Array
+                                ? cg_.materialize(nv, true)
+                                : nv});
+    for (auto& [dst, tmp] : temps) cg_.assign(dst, tmp);
+  }
+
+  void execIf(const json& s) {
+    Value c = eval(s.at("test"));
+    if (c.isConst() || c.kind == Value::None) {
+      bool truth = c.kind == Value::Float ? c.f != 0 : (c.kind == Value::None ? false : c.i != 0);
+      execBlock(truth ? s.at("body") : s.at("orelse"));
+      return;
+    }
+    if (c.kind != Value::Tensor || !c.node->type.shape.empty())
+      fail("if on a block (only scalars can be tested)");
+    NodeP cond = castTo(c.node, DType::I1);
+    Scope before = frames_.back();
+    auto carried = carryVariables({&s.at("body"), &s.at("orelse")});
+    Scope storage = frames_.back();
+    cg_.beginIf(cond);
+    ++depth_;
+    execBlock(s.at("body"));
+    writeBack(carried, storage, "in the if branch");
+    frames_.back() = storage;
+    if (!s.at("orelse").empty()) {
+      cg_.beginElse();
+      execBlock(s.at("orelse"));
+      writeBack(carried, storage, "in the else branch");
+      frames_.back() = storage;
+    }
+    --depth_;
+    cg_.end();
+  }
+
+  void execFor(const json& s) {
+    const json& it = s.at("iter");
+    if (!s.at("orelse").empty()) unsupported("for ... else");
+    if (s.at("target").at("_type") != "Name") unsupported("a for loop over several targets");
+    std::string var = s.at("target").at("id");
+    if (it.at("_type") != "Call") unsupported("for loops over anything but range()");
+    Value f = eval(it.at("func"));
+    if (f.kind != Value::Builtin ||
+        (f.name != "py.range" && f.name != "range" && f.name != "static_range"))
+      unsupported("for loops over " + spelling(it.at("func")));
+    std::vector<Value> a;
+    for (const auto& x : it.at("args")) a.push_back(eval(x));
+    if (a.empty() || a.size() > 3) fail("range() takes 1 to 3 arguments");
+    Value lb = a.size() > 1 ? a[0] : Value::intV(0), ub = a.size() > 1 ? a[1] : a[0],
+          st = a.size() > 2 ? a[2] : Value::intV(1);
+    bool allConst = lb.isConst() && ub.isConst() && st.isConst();
+    if (f.name == "static_range") {
+      if (!allConst) fail("tl.static_range needs constexpr bounds");
+      if (st.i == 0) fail("range() step must not be zero");
+      for (int64_t k = lb.i; st.i > 0 ? k < ub.i : k > ub.i; k += st.i) {
+        frames_.back()[var] = Value::intV(k);
+        execBlock(s.at("body"));
+      }
+      return;
+    }
+    NodeP nlb = toTensor(lb), nub = toTensor(ub), nst = toTensor(st);
+    for (const NodeP* n : {&nlb, &nub, &nst})
+      if ((*n)->type.pointer || isFloat((*n)->type.dtype) || !(*n)->type.shape.empty())
+        fail("range() bounds must be integer scalars");
+    DType t = promote(promote(nlb->type.dtype, nub->type.dtype, "+"), nst->type.dtype, "+");
+    if (t == DType::I1) t = DType::I32;
+    int sign = st.isConst() ? (st.i > 0 ? 1 : (st.i < 0 ? -1 : 0)) : 0;
+    if (st.isConst() && st.i == 0) fail("range() step must not be zero");
+    Scope before = frames_.back();
+    frames_.back().erase(var);
+    auto carried = carryVariables({&s.at("body")});
+    Scope storage = frames_.back();
+    NodeP iv = cg_.declareLoopVar(t);
+    cg_.beginFor(iv, castTo(nlb, t), castTo(nub, t), castTo(nst, t), sign);
+    ++depth_;
+    frames_.back()[var] = Value::tensor(iv);
+    execBlock(s.at("body"));
+    writeBack(carried, storage, "in the loop");
+    --depth_;
+    cg_.end();
+    frames_.back() = storage;
+    (void)before;
+  }
+
+  const json& spec_;
+  Codegen cg_;
+  std::vector<Scope> frames_;
+  int line_ = 0;
+  int depth_ = 0;  // nesting of runtime control flow
+  bool inKernel_ = false;
+  bool returnedInBlock_ = false;
+};
+
+}  // namespace
+
+CompiledSource compileSpec(const nlohmann::json& spec) {
+  return Frontend(spec).run();
+}
+
+}  // namespace crucible::tcl
