@@ -158,7 +158,9 @@ def test_task(entry):
     assert int(match.group(1)) == level
     assert match.group(3) == entry["name"]
     assert isinstance(entry["ops"], list) and entry["ops"]
-    assert all(isinstance(op, str) and op for op in entry["ops"])
+    # torch / torch.nn.functional names, lower snake case ("conv2d", "layer_norm", "softmax").
+    assert all(isinstance(op, str) and re.fullmatch(r"[a-z][a-z0-9_]*", op) for op in entry["ops"])
+    assert len(set(entry["ops"])) == len(entry["ops"]), "an op is listed twice"
     assert isinstance(entry["description"], str) and entry["description"]
     assert os.path.isfile(os.path.join(TASKS_DIR, rel_path))
 
