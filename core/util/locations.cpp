@@ -48,6 +48,14 @@ std::optional<std::string> readFile(const std::string& path) {
   return text.str();
 }
 
+std::string locateTclLibrary() {
+  if (const char* lib = std::getenv("CRUCIBLE_TCL_LIB"); lib && *lib) {
+    return fs::exists(lib) ? absolutePath(lib) : std::string();
+  }
+  const fs::path candidate = fs::path(executableDir()).parent_path() / "lib" / "libcrucible_tcl.so";
+  return fs::exists(candidate) ? absolutePath(candidate) : std::string();
+}
+
 WorkerLocation locateWorker() {
   WorkerLocation location;
   const fs::path exeDir = executableDir();

@@ -18,6 +18,11 @@ struct WorkerLocation {
 /// the project's .venv.
 WorkerLocation locateWorker();
 
+/// The Triton-to-OpenCL library (libcrucible_tcl.so) the opencl backend's `triton` shim loads:
+/// CRUCIBLE_TCL_LIB overrides; otherwise bin/../lib/ next to the running executable (the build
+/// tree's build/lib/ or an installed prefix's lib/). Empty when none exists.
+std::string locateTclLibrary();
+
 /// The directory of the running executable.
 std::string executableDir();
 

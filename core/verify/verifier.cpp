@@ -100,7 +100,10 @@ std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
                         name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 ||
                         name == "NCCL_NVLS_ENABLE" || name == "TORCH_SYMM_MEM_DISABLE_MULTICAST" ||
                         name == "NVSHMEM_DISABLE_NVLS";
-    if (passes) env[name] = entry.substr(eq + 1);
+    // PoCL's and the ICD loader's own settings (device count, threads, debugging).
+    const bool opencl =
+        backend == "opencl" && (name.rfind("POCL_", 0) == 0 || name.rfind("OCL_ICD_", 0) == 0);
+    if (passes || opencl) env[name] = entry.substr(eq + 1);
   }
   return env;
 }
@@ -116,8 +119,12 @@ struct StageResult {
 class StageRunner {
  public:
   StageRunner(const WorkerLocation& worker, const JobDir& job, std::string backend,
-              std::stop_token stop)
-      : worker_(worker), job_(job), backend_(std::move(backend)), stop_(std::move(stop)) {
+              std::string tclLibrary, std::stop_token stop)
+      : worker_(worker),
+        job_(job),
+        backend_(std::move(backend)),
+        tclLibrary_(std::move(tclLibrary)),
+        stop_(std::move(stop)) {
     sandbox_ = proc::probeSandbox();
   }
 
@@ -148,6 +155,18 @@ class StageRunner {
     readOnly.push_back(pythonPrefix.string());
     readOnly.push_back(fs::path(worker_.workerScript).parent_path().string());
     readOnly.push_back(jobFile.string());
+    if (backend_ == "opencl" && stage == "candidate") {
+      // The triton shim loads the compiler through ctypes; compiled programs are cached in the
+      // stage's scratch. PoCL sizes its CPU device from sysfs (hwloc): without the CPU topology
+      // it finds no memory and refuses to run ("Not enough memory to run on this device").
+      spec.env["CRUCIBLE_TCL_LIB"] = tclLibrary_;
+      const fs::path cache = scratch / "tcl-cache";
+      fs::create_directories(cache);
+      spec.env["CRUCIBLE_TCL_CACHE_DIR"] = cache.string();
+      readOnly.push_back(fs::path(tclLibrary_).parent_path().string());
+      readOnly.push_back("/sys/devices/system/cpu");
+      readOnly.push_back("/sys/devices/system/node");
+    }
     spec.sandbox.readOnlyPaths = std::move(readOnly);
     spec.sandbox.writablePaths = std::move(writable);
 
@@ -180,6 +199,7 @@ class StageRunner {
   const WorkerLocation& worker_;
   const JobDir& job_;
   std::string backend_;
+  std::string tclLibrary_;  // libcrucible_tcl.so for the opencl backend, else empty
   std::stop_token stop_;
   proc::SandboxAvailability sandbox_;
 };
@@ -371,16 +391,13 @@ void report(const std::function<void(const VerifyProgress&)>& progress, const ch
 }  // namespace
 
 std::string resolveBackend(const std::string& requested) {
+  // auto moves to opencl on machines without a GPU once the whole verification corpus passes
+  // on it; the compiler covers a subset of Triton for now (docs/TCL.md).
   if (requested == "auto") return gpuVisible() ? "cuda" : "interpret";
-  if (requested == "interpret") return requested;
+  if (requested == "interpret" || requested == "opencl") return requested;
   if (requested == "cuda") {
     if (!gpuVisible()) throw BadInput("--backend cuda: no NVIDIA GPU is visible on this machine");
     return requested;
-  }
-  if (requested == "opencl") {
-    throw BadInput(
-        "--backend opencl is not available yet: Crucible's Triton-to-OpenCL compiler is still "
-        "being built. Use --backend interpret (the Triton interpreter on the CPU) or cuda.");
   }
   throw BadInput("unknown backend '" + requested + "' (expected auto, interpret, cuda or opencl)");
 }
@@ -410,6 +427,15 @@ VerifyOutcome verify(const VerifyRequest& request,
   const std::string backend = resolveBackend(request.backend);
   const WorkerLocation worker = locateWorker();
   if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
+  std::string tclLibrary;
+  if (backend == "opencl") {
+    tclLibrary = locateTclLibrary();
+    if (tclLibrary.empty()) {
+      throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
+                               executableDir() +
+                               " (../lib/); build the crucible_tcl target or set CRUCIBLE_TCL_LIB");
+    }
+  }
 
   JobDir job;
   if (request.keepJobDir) {
@@ -421,7 +447,7 @@ VerifyOutcome verify(const VerifyRequest& request,
   writeFile(refFile, *referenceSource);
   writeFile(candFile, extracted->code);
 
-  StageRunner runner(worker, job, backend, stop);
+  StageRunner runner(worker, job, backend, tclLibrary, stop);
   const std::uint64_t ram = physicalMemory();
   const std::uint64_t candidateMemory =
       request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));

@@ -91,10 +91,10 @@ TEST_F(CliContract, RunIsStoredAndReadBack) {
 TEST_F(CliContract, BadUsageAndBadFilesExitWithTwo) {
   EXPECT_EQ(runCli({"verify"}).exitCode, 2);
   EXPECT_EQ(runCli({"verify", "a.py", "b.py", "--trials", "zero"}).exitCode, 2);
-  auto opencl = runCli({"verify", example("reference.py"), example("candidate.py"), "--backend",
-                        "opencl", "--no-db"});
-  EXPECT_EQ(opencl.exitCode, 2);
-  EXPECT_NE(opencl.err.find("not available"), std::string::npos) << opencl.err;
+  auto unknown = runCli({"verify", example("reference.py"), example("candidate.py"), "--backend",
+                         "metal", "--no-db"});
+  EXPECT_EQ(unknown.exitCode, 2);
+  EXPECT_NE(unknown.err.find("unknown backend 'metal'"), std::string::npos) << unknown.err;
 
   const std::string bad = (dir_ / "bad_reference.py").string();
   std::ofstream(bad) << "import torch\n\nclass Model:\n    def forward(self x):\n        pass\n";
