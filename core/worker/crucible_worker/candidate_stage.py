@@ -6,9 +6,13 @@ as value packs (actual_K, actual_alt, actual_repeat, actual_noop, actual_eval, t
 inputs_after_0) and returns facts; comparing them is the C++ side's business.
 
 Nothing heavy is imported at module level: TRITON_INTERPRET must be in the environment before
-torch or triton is imported, and `run` sets it first.
+torch or triton is imported, and `run` sets it first. For the opencl backend `run` puts
+Crucible's `triton` shim (core/worker/triton_shim, docs/TCL.md) first on sys.path before
+anything imports triton.
 """
+import importlib
 import os
+import sys
 import time
 
 # Bound before any candidate code exists (a candidate may replace time.perf_counter).
@@ -25,6 +29,10 @@ def run(job, channel):
     return CandidateStage(job, channel).run()
 
 
+SHIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "triton_shim")
+
+
 def configure_environment(job):
     """Environment Triton reads when it is imported (and later, through its knobs)."""
     if job.get("backend") == "interpret":
@@ -36,10 +44,43 @@ def configure_environment(job):
         cache = os.path.join(out_dir, "triton-cache")
         os.makedirs(cache, exist_ok=True)
         os.environ["TRITON_CACHE_DIR"] = cache
+        if job.get("backend") == "opencl" and not os.environ.get("CRUCIBLE_TCL_CACHE_DIR"):
+            tcl_cache = os.path.join(out_dir, "tcl-cache")
+            os.makedirs(tcl_cache, exist_ok=True)
+            os.environ["CRUCIBLE_TCL_CACHE_DIR"] = tcl_cache
+    if job.get("backend") == "opencl":
+        use_triton_shim()
+
+
+def use_triton_shim():
+    """Make `import triton` land on Crucible's shim (the opencl backend).
+
+    torch imports triton itself when torch._dynamo/_inductor are first imported (and caches
+    whether it has one); it must see no triton at all, not the shim, which has none of the
+    compiler modules it looks for. So torch is imported with triton blocked, then the block is
+    lifted and the shim goes first on sys.path. Real Triton is never imported."""
+    for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
+        del sys.modules[name]
+    sys.modules["triton"] = None  # `import triton` raises ImportError while torch loads
+    try:
+        import torch  # noqa: F401
+        try:
+            import torch._dynamo  # noqa: F401
+        except Exception:
+            pass
+    finally:
+        if sys.modules.get("triton", 0) is None:
+            del sys.modules["triton"]
+    if sys.path[:1] != [SHIM_DIR]:
+        sys.path.insert(0, SHIM_DIR)
+    importlib.invalidate_caches()
+    import triton
+    if not getattr(triton, "CRUCIBLE_SHIM", False):  # pragma: no cover - a broken checkout
+        raise RuntimeError(f"the triton shim was not found in {SHIM_DIR}: got {triton.__file__}")
 
 
 def stage_device(job):
-    """cuda for the cuda backend; the CPU for interpret (the C++ side refuses opencl)."""
+    """cuda for the cuda backend; the CPU for interpret and opencl (PoCL runs on CPU tensors)."""
     if job.get("backend") == "cuda" or (job.get("backend") is None and job.get("device") == "cuda"):
         return "cuda"
     return "cpu"

@@ -211,6 +211,8 @@ class CodeMap:
 class LaunchTracker:
     """Counts Triton launches per kernel name; the no-op switch makes launches do nothing.
 
+    With the opencl backend's shim as `triton`, its `JITFunction.run`, `Autotuner.run` and
+    `Heuristics.run` are patched the same way (`_install_shim`).
     Patched entry points (class attributes, so every kernel object is covered):
     `JITFunction.run` (real Triton; `kernel[grid](...)` goes through `KernelInterface.__getitem__`
     to `run`), `InterpretedFunction.run` (TRITON_INTERPRET=1), `Autotuner.run`, `Heuristics.run`
@@ -265,6 +267,11 @@ class LaunchTracker:
     def install(self):
         if self.installed:
             return
+        import triton
+        if getattr(triton, "CRUCIBLE_SHIM", False):
+            self._install_shim()
+            self.installed = True
+            return
         import triton.runtime.jit as jit
         import triton.runtime.autotuner as autotuner
         import triton.runtime.interpreter as interpreter
@@ -285,6 +292,20 @@ class LaunchTracker:
         if _interpreting():
             _interpreter_autotuning(autotuner.Autotuner)
         self.installed = True
+
+    def _install_shim(self):
+        """The opencl backend's `triton` shim (core/worker/triton_shim): `kernel[grid](...)` on
+        a `JITFunction`, an `Autotuner` or a `Heuristics` goes through `__getitem__` to the
+        class's `run`; the autotuner's trial launches and the inner `JITFunction.run` are inside
+        the outermost launch. Everything the shim does with tensors (storage pointers, the
+        autotuner's resets and restores) and the ctypes call into crucible_tcl is inside it."""
+        import triton.runtime as shim
+        self._patch(shim.JITFunction, "run", "triton.runtime.JITFunction.run")
+        self._patch(shim.Autotuner, "run", "triton.runtime.Autotuner.run")
+        self._patch(shim.Heuristics, "run", "triton.runtime.Heuristics.run")
+        self.entry_points["triton.runtime.JITFunction.__getitem__"] = \
+            shim.JITFunction.__getitem__
+        self.entry_points["triton.runtime._Launcher.__getitem__"] = shim._Launcher.__getitem__
 
     def _patch(self, cls, attr, label):
         original = cls.__dict__[attr]

@@ -8,6 +8,7 @@ which the worker does before any user code runs: a candidate that later replaces
 import importlib.metadata
 import platform
 import statistics
+import sys
 import time
 
 import torch
@@ -117,11 +118,19 @@ def env_facts(device):
     return {
         "python": platform.python_version(),
         "torch": str(torch.__version__),
-        "triton": _package_version("triton"),
+        "triton": _triton_version(),
         "numpy": _package_version("numpy"),
         "cuda": torch.version.cuda if cuda else None,
         "device_name": _device_name(device),
     }
+
+
+def _triton_version():
+    """The installed Triton's version, or the shim's when the opencl backend loaded it."""
+    module = sys.modules.get("triton")
+    if getattr(module, "CRUCIBLE_SHIM", False):
+        return str(getattr(module, "__version__", "crucible-shim"))
+    return _package_version("triton")
 
 
 def _package_version(name):

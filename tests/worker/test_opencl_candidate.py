@@ -1,0 +1,240 @@
+"""The candidate stage on the opencl backend: `import triton` lands on Crucible's shim
+(core/worker/triton_shim) and kernels run through crucible_tcl on PoCL. Each candidate runs the
+way the C++ side runs it (`python -I -B worker.py candidate JOB.json`, facts on the result fd);
+the guards must count, attribute and no-op the shim's launches as they do real Triton's.
+
+Needs CRUCIBLE_TCL_LIB (CMake sets it for the worker tests) or a build tree with
+build/lib/libcrucible_tcl.so.
+"""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from crucible_worker import value_pack as vp
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+WORKER = os.path.join(REPO, "core", "worker", "worker.py")
+SHIM = os.path.join(REPO, "core", "worker", "triton_shim")
+N = 1000
+TRIALS = 2
+
+HEADER = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})],
+                 key=["n"], reset_to_zero=["out_ptr"])
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+"""
+
+CANDIDATES = {
+    "honest": """
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=128)
+        return out
+""",
+    "autotuned": """
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+        return out
+""",
+    "passthrough": """
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        return x + y
+""",
+    "unsupported": """
+@triton.jit
+def dot_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, a))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        out = torch.empty(16, 16)
+        dot_kernel[(1,)](x, out, BLOCK=16)
+        return out
+""",
+}
+
+
+class Result:
+    def __init__(self, name, root, completed, messages):
+        self.name = name
+        self.completed = completed
+        facts = [m["facts"] for m in messages if m.get("type") == "facts"]
+        self.facts = facts[-1] if facts else None
+        self.out_dir = os.path.join(root, "cand")
+
+    def load(self, name):
+        return vp.load(os.path.join(self.out_dir, name))
+
+    def describe(self):
+        return (f"{self.name}: rc={self.completed.returncode}\nstderr:\n"
+                f"{self.completed.stderr[-4000:]}\nfacts: {json.dumps(self.facts)[:4000]}")
+
+
+def _inputs(k):
+    generator = torch.Generator().manual_seed(43 + k)
+    return [torch.randn(N, generator=generator), torch.randn(N, generator=generator)]
+
+
+def _run_candidate(name, root):
+    sandbox = os.path.join(root, "sandbox")
+    inputs_dir = os.path.join(root, "inputs")
+    out_dir = os.path.join(root, "cand")
+    for d in (sandbox, inputs_dir, out_dir):
+        os.makedirs(d, exist_ok=True)
+    candidate_path = os.path.join(sandbox, "candidate.py")
+    with open(candidate_path, "w", encoding="utf-8") as f:
+        f.write(HEADER + textwrap.dedent(CANDIDATES[name]))
+    vp.save(os.path.join(inputs_dir, "init.ctp"), [])
+    for k in range(TRIALS):
+        vp.save(os.path.join(inputs_dir, f"inputs_{k}.ctp"), _inputs(k))
+    job = {"candidate_path": candidate_path, "inputs_dir": inputs_dir, "out_dir": out_dir,
+           "backend": "opencl", "device": "cpu", "seed": 42, "trials": TRIALS, "alt": False,
+           "timing": {"warmup": 1, "reps": 3, "min_time_s": 0, "check_reps": 2},
+           "allowed_roots": [out_dir, inputs_dir]}
+    job_path = os.path.join(root, "job.json")
+    with open(job_path, "w", encoding="utf-8") as f:
+        json.dump(job, f)
+    channel_path = os.path.join(root, "channel.jsonl")
+    with open(channel_path, "wb") as channel:
+        env = dict(os.environ, CRUCIBLE_RESULT_FD=str(channel.fileno()), HOME=root,
+                   XDG_CACHE_HOME=os.path.join(root, "cache"))
+        env.pop("TRITON_INTERPRET", None)
+        env.pop("CRUCIBLE_TCL_CACHE_DIR", None)
+        completed = subprocess.run([sys.executable, "-I", "-B", WORKER, "candidate", job_path],
+                                   pass_fds=(channel.fileno(),), env=env, cwd=sandbox,
+                                   capture_output=True, text=True, timeout=600)
+    with open(channel_path, encoding="utf-8") as f:
+        messages = []
+        for line in f:
+            if line.strip():
+                message = json.loads(line)
+                if isinstance(message, dict) and "body" in message and "type" not in message:
+                    message = json.loads(message["body"])
+                messages.append(message)
+    return Result(name, root, completed, messages)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    base = tmp_path_factory.mktemp("opencl")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(_run_candidate, name, str(base / name))
+                   for name in CANDIDATES}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _get(results, name):
+    r = results[name]
+    assert r.completed.returncode == 0, r.describe()
+    assert r.facts is not None, r.describe()
+    return r
+
+
+def test_honest_candidate_runs_on_the_shim(results):
+    r = _get(results, "honest")
+    f = r.facts
+    assert f["env"]["triton"].endswith("crucible.opencl"), r.describe()
+    assert f["load"] == {"ok": True, "error": None}, r.describe()
+    assert [t["ok"] for t in f["trials"]] == [True] * TRIALS, r.describe()
+    assert all(t["launches"] == 1 for t in f["trials"])
+    launches = f["launches"]
+    assert launches["train"] == 1 and launches["eval"] == 1
+    assert launches["forward_total"] == TRIALS + 1  # trials + repeat
+    assert launches["by_kernel"] == {"add_kernel": TRIALS + 1}
+    # the shim's storage handling and the ctypes call are inside the launch
+    assert f["aten_ops"] == {"forward": {}, "eval": {}}, r.describe()
+    assert f["foreign_calls"] == {}
+    assert f["tampering"] == [] and f["audit"] == [], r.describe()
+    for k in range(TRIALS):
+        x, y = _inputs(k)
+        assert torch.allclose(r.load(f"actual_{k}.ctp"), x + y)
+    noop = r.load("actual_noop.ctp")
+    assert vp.count_poison(noop) == N  # the no-op launch wrote nothing into the empty output
+    assert f["noop"] == {"ran": True, "error": None}
+    assert f["timing"]["error"] is None and f["timing"]["median_ms"] > 0
+    assert os.listdir(os.path.join(r.out_dir, "tcl-cache")), "compiled programs are cached"
+
+
+def test_autotuned_launch_counts_once(results):
+    r = _get(results, "autotuned")
+    f = r.facts
+    assert [t["ok"] for t in f["trials"]] == [True] * TRIALS, r.describe()
+    # the benchmarking launches of both configs and reset_to_zero are inside the launch
+    assert all(t["launches"] == 1 for t in f["trials"]), r.describe()
+    assert f["launches"]["by_kernel"] == {"scale_kernel": TRIALS + 1}
+    assert f["aten_ops"] == {"forward": {}, "eval": {}}, r.describe()
+    assert torch.allclose(r.load("actual_0.ctp"), _inputs(0)[0] * 2)
+    assert vp.count_poison(r.load("actual_noop.ctp")) == N
+
+
+def test_passthrough_counts_aten_compute(results):
+    f = _get(results, "passthrough").facts
+    assert f["aten_ops"]["forward"].get("aten::add.Tensor") == TRIALS + 1
+    assert f["aten_ops"]["eval"] == {"aten::add.Tensor": 1}
+    assert f["launches"]["forward_total"] == 0 and f["launches"]["train"] == 0
+
+
+def test_unsupported_construct_is_a_trial_error_with_its_line(results):
+    r = _get(results, "unsupported")
+    f = r.facts
+    assert f["load"]["ok"], r.describe()
+    errors = [t["error"] for t in f["trials"]]
+    assert all(e is not None for e in errors), r.describe()
+    message = errors[0]["message"]
+    assert "CompilationError" in message and "tl.dot is not supported" in message, message
+    assert "line " in message, message
+
+
+def test_shim_is_first_on_the_path_in_the_stage():
+    """configure_environment: torch sees no triton; `import triton` gets the shim."""
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.join(REPO, "core", "worker")!r})
+        from crucible_worker import candidate_stage
+        candidate_stage.configure_environment({{"backend": "opencl"}})
+        import triton, torch.utils._triton as tt
+        assert sys.path[0] == {SHIM!r}, sys.path[:2]
+        assert triton.__file__.startswith({SHIM!r}), triton.__file__
+        assert not tt.has_triton_package()
+        print("ok")
+    """)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    completed = subprocess.run([sys.executable, "-I", "-c", code], env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0 and "ok" in completed.stdout, completed.stderr[-3000:]
