@@ -5,20 +5,16 @@ interpreter with small tensors.
 All candidates run once, in parallel, in a module fixture; each test reads its candidate's
 facts and files.
 """
-import concurrent.futures
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
 
+from candidate_runs import completed_run, run_all, run_candidate
 from crucible_worker import value_pack as vp
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-WORKER = os.path.join(REPO, "core", "worker", "worker.py")
 N = 96  # elements per input: small, the interpreter is slow
 TRIALS = 2
 
@@ -224,100 +220,27 @@ class ModelNew(nn.Module):
 }
 
 
-def _mark_line(source, mark):
-    for number, line in enumerate(source.splitlines(), start=1):
-        if mark in line:
-            return number
-    raise AssertionError(mark)
-
-
-class Result:
-    def __init__(self, name, root, source, completed, messages):
-        self.name = name
-        self.root = root
-        self.source = source
-        self.completed = completed
-        self.messages = messages
-        facts = [m["facts"] for m in messages if m.get("type") == "facts"]
-        self.facts = facts[-1] if facts else None
-        self.phases = [m["name"] for m in messages if m.get("type") == "phase"]
-        self.out_dir = os.path.join(root, "cand")
-
-    def line(self, mark):
-        return _mark_line(self.source, mark)
-
-    def load(self, name):
-        return vp.load(os.path.join(self.out_dir, name))
-
-    def describe(self):
-        return (f"{self.name}: rc={self.completed.returncode}\nstderr:\n"
-                f"{self.completed.stderr[-4000:]}\nfacts: {json.dumps(self.facts)[:4000]}")
-
-
 def _inputs(k):
     generator = torch.Generator().manual_seed(43 + k)
     return [torch.randn(N, generator=generator), torch.randn(N, generator=generator)]
 
 
 def _run_candidate(name, root):
-    sandbox = os.path.join(root, "sandbox")
-    inputs_dir = os.path.join(root, "inputs")
-    out_dir = os.path.join(root, "cand")
-    for d in (sandbox, inputs_dir, out_dir):
-        os.makedirs(d, exist_ok=True)
     outside = os.path.join(root, "outside.txt")
+    out_dir = os.path.join(root, "cand")
     source = HEADER + textwrap.dedent(CANDIDATES[name]).replace(
         "{outside!r}", repr(outside)).replace("{out_dir!r}", repr(out_dir))
-    candidate_path = os.path.join(sandbox, "candidate.py")
-    with open(candidate_path, "w", encoding="utf-8") as f:
-        f.write(source)
-    vp.save(os.path.join(inputs_dir, "init.ctp"), [])
-    for k in range(TRIALS):
-        vp.save(os.path.join(inputs_dir, f"inputs_{k}.ctp"), _inputs(k))
-    alt = name == "honest"
-    if alt:
-        vp.save(os.path.join(inputs_dir, "inputs_alt.ctp"), [torch.randn(N + 7), torch.randn(N + 7)])
-    job = {"candidate_path": candidate_path, "inputs_dir": inputs_dir, "out_dir": out_dir,
-           "backend": "interpret", "device": "cpu", "seed": 42, "trials": TRIALS, "alt": alt,
-           "timing": {"warmup": 1, "reps": 3, "min_time_s": 0, "check_reps": 2},
-           "allowed_roots": [out_dir, inputs_dir]}
-    job_path = os.path.join(root, "job.json")
-    with open(job_path, "w", encoding="utf-8") as f:
-        json.dump(job, f)
-    channel_path = os.path.join(root, "channel.jsonl")
-    with open(channel_path, "wb") as channel:
-        env = dict(os.environ, CRUCIBLE_RESULT_FD=str(channel.fileno()))
-        env.pop("TRITON_INTERPRET", None)
-        completed = subprocess.run([sys.executable, "-I", "-B", WORKER, "candidate", job_path],
-                                   pass_fds=(channel.fileno(),), env=env, cwd=sandbox,
-                                   capture_output=True, text=True, timeout=600)
-    with open(channel_path, encoding="utf-8") as f:
-        messages = [_message(line) for line in f if line.strip()]
-    return Result(name, root, source, completed, messages)
-
-
-def _message(line):
-    """A channel line: the message itself, or a signed {"body": "<message JSON>", "mac"}."""
-    message = json.loads(line)
-    if isinstance(message, dict) and "body" in message and "type" not in message:
-        message = json.loads(message["body"])
-    return message
+    alt = [torch.randn(N + 7), torch.randn(N + 7)] if name == "honest" else None
+    return run_candidate(name, root, source, "interpret", [_inputs(k) for k in range(TRIALS)],
+                         alt_inputs=alt)
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    base = tmp_path_factory.mktemp("candidates")
-    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-        futures = {name: pool.submit(_run_candidate, name, str(base / name))
-                   for name in CANDIDATES}
-        return {name: future.result() for name, future in futures.items()}
+    return run_all(CANDIDATES, _run_candidate, tmp_path_factory.mktemp("candidates"), workers=3)
 
 
-def _get(results, name):
-    r = results[name]
-    assert r.completed.returncode == 0, r.describe()
-    assert r.facts is not None, r.describe()
-    return r
+_get = completed_run
 
 
 FACT_KEYS = {"env", "sandboxed_view", "load", "construct", "trials", "alt", "launches",

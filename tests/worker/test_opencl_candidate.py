@@ -6,8 +6,6 @@ the guards must count, attribute and no-op the shim's launches as they do real T
 Needs CRUCIBLE_TCL_LIB (CMake sets it for the worker tests) or a build tree with
 build/lib/libcrucible_tcl.so.
 """
-import concurrent.futures
-import json
 import os
 import subprocess
 import sys
@@ -16,10 +14,9 @@ import textwrap
 import pytest
 import torch
 
+from candidate_runs import REPO, completed_run, run_all, run_candidate
 from crucible_worker import value_pack as vp
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-WORKER = os.path.join(REPO, "core", "worker", "worker.py")
 SHIM = os.path.join(REPO, "core", "worker", "triton_shim")
 N = 1000
 TRIALS = 2
@@ -89,80 +86,25 @@ class ModelNew(nn.Module):
 }
 
 
-class Result:
-    def __init__(self, name, root, completed, messages):
-        self.name = name
-        self.completed = completed
-        facts = [m["facts"] for m in messages if m.get("type") == "facts"]
-        self.facts = facts[-1] if facts else None
-        self.out_dir = os.path.join(root, "cand")
-
-    def load(self, name):
-        return vp.load(os.path.join(self.out_dir, name))
-
-    def describe(self):
-        return (f"{self.name}: rc={self.completed.returncode}\nstderr:\n"
-                f"{self.completed.stderr[-4000:]}\nfacts: {json.dumps(self.facts)[:4000]}")
-
-
 def _inputs(k):
     generator = torch.Generator().manual_seed(43 + k)
     return [torch.randn(N, generator=generator), torch.randn(N, generator=generator)]
 
 
 def _run_candidate(name, root):
-    sandbox = os.path.join(root, "sandbox")
-    inputs_dir = os.path.join(root, "inputs")
-    out_dir = os.path.join(root, "cand")
-    for d in (sandbox, inputs_dir, out_dir):
-        os.makedirs(d, exist_ok=True)
-    candidate_path = os.path.join(sandbox, "candidate.py")
-    with open(candidate_path, "w", encoding="utf-8") as f:
-        f.write(HEADER + textwrap.dedent(CANDIDATES[name]))
-    vp.save(os.path.join(inputs_dir, "init.ctp"), [])
-    for k in range(TRIALS):
-        vp.save(os.path.join(inputs_dir, f"inputs_{k}.ctp"), _inputs(k))
-    job = {"candidate_path": candidate_path, "inputs_dir": inputs_dir, "out_dir": out_dir,
-           "backend": "opencl", "device": "cpu", "seed": 42, "trials": TRIALS, "alt": False,
-           "timing": {"warmup": 1, "reps": 3, "min_time_s": 0, "check_reps": 2},
-           "allowed_roots": [out_dir, inputs_dir]}
-    job_path = os.path.join(root, "job.json")
-    with open(job_path, "w", encoding="utf-8") as f:
-        json.dump(job, f)
-    channel_path = os.path.join(root, "channel.jsonl")
-    with open(channel_path, "wb") as channel:
-        env = dict(os.environ, CRUCIBLE_RESULT_FD=str(channel.fileno()), HOME=root,
-                   XDG_CACHE_HOME=os.path.join(root, "cache"))
-        env.pop("TRITON_INTERPRET", None)
-        env.pop("CRUCIBLE_TCL_CACHE_DIR", None)
-        completed = subprocess.run([sys.executable, "-I", "-B", WORKER, "candidate", job_path],
-                                   pass_fds=(channel.fileno(),), env=env, cwd=sandbox,
-                                   capture_output=True, text=True, timeout=600)
-    with open(channel_path, encoding="utf-8") as f:
-        messages = []
-        for line in f:
-            if line.strip():
-                message = json.loads(line)
-                if isinstance(message, dict) and "body" in message and "type" not in message:
-                    message = json.loads(message["body"])
-                messages.append(message)
-    return Result(name, root, completed, messages)
+    # A private PoCL and program cache, so runs do not share compiled programs.
+    env = {"HOME": root, "XDG_CACHE_HOME": os.path.join(root, "cache"),
+           "CRUCIBLE_TCL_CACHE_DIR": None}
+    return run_candidate(name, root, HEADER + textwrap.dedent(CANDIDATES[name]), "opencl",
+                         [_inputs(k) for k in range(TRIALS)], env_extra=env)
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    base = tmp_path_factory.mktemp("opencl")
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(_run_candidate, name, str(base / name))
-                   for name in CANDIDATES}
-        return {name: future.result() for name, future in futures.items()}
+    return run_all(CANDIDATES, _run_candidate, tmp_path_factory.mktemp("opencl"), workers=2)
 
 
-def _get(results, name):
-    r = results[name]
-    assert r.completed.returncode == 0, r.describe()
-    assert r.facts is not None, r.describe()
-    return r
+_get = completed_run
 
 
 def test_honest_candidate_runs_on_the_shim(results):
