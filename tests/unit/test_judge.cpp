@@ -88,7 +88,7 @@ TEST(Judge, HonestCandidateIsVerifiedWithSpeedupAndReward) {
   EXPECT_EQ(e.timing.compileReferenceMs, 1.5);
   EXPECT_EQ(e.reward.preset, "tritonrl");
   ASSERT_TRUE(e.reward.total);
-  EXPECT_GT(*e.reward.total, 1.0);  // code part 1 + 0.1 x plan part 2
+  EXPECT_NEAR(*e.reward.total, 1.2, 1e-12);  // code part 1 + 0.1 x plan part min(2, 2)
 }
 
 TEST(Judge, StaticFailuresAreInvalid) {
@@ -130,7 +130,8 @@ TEST(Judge, CheatFlagMeansCheatingEvenWhenCorrect) {
   EXPECT_EQ(e.verdict, Verdict::Cheating);
   EXPECT_TRUE(e.correct);
   EXPECT_TRUE(hasFlag(e, "torch_compute_in_forward"));
-  EXPECT_EQ(e.reward.components.empty(), false);
+  ASSERT_TRUE(e.reward.total);
+  EXPECT_EQ(*e.reward.total, 0.0);  // every preset gates on valid = syntax x functionality
 }
 
 TEST(Judge, DynamicDetectors) {
@@ -181,7 +182,8 @@ TEST(Judge, DynamicDetectors) {
     auto e = judge(o, {});
     EXPECT_TRUE(hasFlag(e, c.flag)) << c.flag << ": " << json(e.flags).dump();
     EXPECT_EQ(e.verdict, Verdict::Cheating) << c.flag;
-    EXPECT_DOUBLE_EQ(e.reward.components.empty() ? -1 : 0, 0);
+    ASSERT_TRUE(e.reward.total) << c.flag;
+    EXPECT_EQ(*e.reward.total, 0.0) << c.flag;
   }
 }
 
