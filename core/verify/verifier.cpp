@@ -452,7 +452,7 @@ VerifyOutcome verify(const VerifyRequest& request,
   const std::uint64_t candidateMemory =
       request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));
 
-  Evaluation& e = outcome.evaluation;
+  json facts = json::object();  // every stage's raw facts, kept with the evaluation
   Observations o;
 
   // Stage 1: static analysis of both files (no user code runs).
@@ -472,11 +472,7 @@ VerifyOutcome verify(const VerifyRequest& request,
   o.staticFacts = staticStage.facts.value("candidate", json::object());
 
   JudgeOptions options{request.rewardPreset, request.speedupCeiling};
-  e.backend = backend;
-  e.plan = extracted->plan;
-  e.sandboxed = runner.sandbox().available;
-  e.sandboxNote = runner.sandbox().available ? "" : runner.sandbox().reason;
-  e.facts["static"] = staticStage.facts;
+  facts["static"] = staticStage.facts;
 
   const bool staticallyValid = o.staticFacts.value("syntax_error", json()).is_null() &&
                                !o.staticFacts.value("model_new_line", json()).is_null() &&
@@ -515,7 +511,7 @@ VerifyOutcome verify(const VerifyRequest& request,
       badReference(request.referencePath, refError);
     }
     o.referenceFacts = refStage.facts;
-    e.facts["reference"] = refStage.facts;
+    facts["reference"] = refStage.facts;
 
     // Stage 3: the candidate, in its sandbox, without the reference or the expected outputs.
     report(progress, "candidate", "running the candidate (" + backend + ")");
@@ -541,23 +537,23 @@ VerifyOutcome verify(const VerifyRequest& request,
     o.outsideCheckMs = candStage.checkMs;
     o.checkReps = candStage.checkReps;
     o.forgedChannelLines = candStage.forgedLines;
-    e.facts["candidate"] = candStage.facts;
-    e.facts["candidate_process"] = candStage.execution.toJson();
+    facts["candidate"] = candStage.facts;
+    facts["candidate_process"] = candStage.execution.toJson();
 
     report(progress, "judge", "comparing outputs and judging");
     compareOutputs(job, request.trials, request.tolerances, o);
   }
 
-  Evaluation judged = judge(o, options);
-  judged.backend = e.backend;
-  judged.plan = e.plan;
-  judged.sandboxed = e.sandboxed;
-  judged.sandboxNote = e.sandboxNote;
-  judged.facts = std::move(e.facts);
+  Evaluation& e = outcome.evaluation;
+  e = judge(o, options);
+  e.backend = backend;
+  e.plan = extracted->plan;
+  e.sandboxed = runner.sandbox().available;
+  e.sandboxNote = runner.sandbox().available ? "" : runner.sandbox().reason;
+  e.facts = std::move(facts);
   const json& refEnv = o.referenceFacts.value("env", json::object());
-  judged.environment = refEnv;
-  judged.device = refEnv.value("device_name", backend == "cuda" ? "cuda" : "cpu");
-  e = std::move(judged);
+  e.environment = refEnv;
+  e.device = refEnv.value("device_name", backend == "cuda" ? "cuda" : "cpu");
   return outcome;
 }
 
