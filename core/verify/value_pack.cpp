@@ -4,10 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
+
+#include "core/util/locations.h"
 
 namespace crucible {
 
@@ -154,10 +154,13 @@ std::string TensorData::shapeText() const {
 }
 
 ValuePack ValuePack::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ValuePackError(path + ": cannot open");
+  auto raw = readFile(path);
+  if (!raw) throw ValuePackError(path + ": cannot open");
+  return parse(*raw, path);
+}
+
+ValuePack ValuePack::parse(std::string_view raw, const std::string& path) {
   ValuePack pack;
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (raw.size() < 16 || std::string_view(raw.data(), 8) != kMagic) {
     throw ValuePackError(path + ": not a value pack (bad magic)");
   }
@@ -170,6 +173,7 @@ ValuePack ValuePack::load(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw ValuePackError(path + ": header is not JSON: " + e.what());
   }
+  if (!header.is_object()) throw ValuePackError(path + ": header is not a JSON object");
   const std::size_t dataStart = 16 + headerLength;
   pack.bytes_.resize(raw.size() - dataStart);
   std::memcpy(pack.bytes_.data(), raw.data() + dataStart, pack.bytes_.size());

@@ -52,6 +52,8 @@ class ValuePack {
  public:
   /// Loads and validates a pack; throws ValuePackError naming the file and the problem.
   static ValuePack load(const std::string& path);
+  /// Parses a pack from its bytes; `name` is used in error messages.
+  static ValuePack parse(std::string_view bytes, const std::string& name);
 
   const nlohmann::json& value() const { return value_; }
   const std::vector<TensorData>& tensors() const { return tensors_; }

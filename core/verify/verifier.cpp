@@ -256,18 +256,21 @@ class CandidatePacks {
   }
 
   std::optional<ValuePack> load(const std::string& name) const {
-    const fs::path path = dir_ / name;
-    std::error_code ec;
-    if (!fs::exists(path, ec)) return std::nullopt;
+    // Hash and parse the same bytes, read once.
+    auto bytes = readFile((dir_ / name).string());
+    if (!bytes) return std::nullopt;
     if (digests_) {
-      auto text = readFile(path.string());
       const bool known = digests_->contains(name) && (*digests_)[name].is_string();
-      if (!text || !known || (*digests_)[name].get<std::string>() != store::sha256Hex(*text)) {
+      if (!known || (*digests_)[name].get<std::string>() != store::sha256Hex(*bytes)) {
         replaced_.push_back(name);
         return std::nullopt;
       }
     }
-    return loadPack(path);
+    try {
+      return ValuePack::parse(*bytes, (dir_ / name).string());
+    } catch (const ValuePackError&) {
+      return std::nullopt;  // a malformed pack is as good as no output
+    }
   }
 
  private:
