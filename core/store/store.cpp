@@ -114,6 +114,42 @@ SavedIds Store::recordVerification(const VerificationRecord& record) {
   return ids;
 }
 
+SavedIds Store::startSession(const TaskInput& task, std::string_view kind,
+                             const std::string& note) {
+  const std::string now = utcTimestamp();
+  SavedIds ids;
+  Transaction transaction(connection_, Transaction::Kind::Immediate);
+  ids.taskId = findOrAddTask(task, now);
+  ids.sessionId = addSession(ids.taskId, kind, note, now);
+  transaction.commit();
+  return ids;
+}
+
+std::int64_t Store::addCandidateTo(std::int64_t sessionId, const CandidateInput& candidate) {
+  Transaction transaction(connection_, Transaction::Kind::Immediate);
+  Statement find(connection_, "SELECT task_id FROM sessions WHERE id = ?1");
+  find.bindAll(sessionId);
+  if (!find.step()) connection_.failPlain("there is no session " + std::to_string(sessionId));
+  const std::int64_t id = addCandidate(sessionId, find.int64At(0), candidate, utcTimestamp());
+  transaction.commit();
+  return id;
+}
+
+std::int64_t Store::addEvaluationTo(std::int64_t candidateId, const Evaluation& evaluation) {
+  Transaction transaction(connection_, Transaction::Kind::Immediate);
+  const std::int64_t id = addEvaluation(candidateId, evaluation, utcTimestamp());
+  transaction.commit();
+  return id;
+}
+
+void Store::recordExport(std::int64_t candidateId, const std::string& path) {
+  Transaction transaction(connection_, Transaction::Kind::Immediate);
+  Statement insert(connection_,
+                   "INSERT INTO exports (candidate_id, path, created_at) VALUES (?1, ?2, ?3)");
+  insert.bindAll(candidateId, path, utcTimestamp()).run();
+  transaction.commit();
+}
+
 std::int64_t Store::findOrAddTask(const TaskInput& task, const std::string& now) {
   const std::string hash = sha256Hex(task.source);
   {
@@ -221,7 +257,12 @@ FROM (
                     e.speedup IS NULL, e.speedup DESC, e.id
            LIMIT 1) AS best_id
   FROM sessions s JOIN tasks t ON t.id = s.task_id
-  WHERE ?1 = '' OR instr(lower(t.name), lower(?1)) > 0 OR instr(lower(t.path), lower(?1)) > 0
+  WHERE (?1 = '' OR instr(lower(t.name), lower(?1)) > 0 OR instr(lower(t.path), lower(?1)) > 0)
+    AND (?4 = '' OR EXISTS (SELECT 1 FROM candidates m WHERE m.session_id = s.id
+                             AND (instr(lower(m.model), lower(?4)) > 0
+                                  OR instr(lower(m.origin), lower(?4)) > 0)))
+    AND (?5 = '' OR s.created_at >= ?5)
+    AND (?6 = '' OR s.created_at < ?6)
 ) x
 LEFT JOIN evaluations b ON b.id = x.best_id
 WHERE ?2 IS NULL OR b.verdict = ?2
@@ -231,7 +272,8 @@ LIMIT ?3
   std::optional<std::string> verdict;
   if (filter.verdict) verdict = std::string(toString(*filter.verdict));
   query.bindAll(filter.taskText, verdict,
-                static_cast<std::int64_t>(filter.limit > 0 ? filter.limit : -1));
+                static_cast<std::int64_t>(filter.limit > 0 ? filter.limit : -1), filter.modelText,
+                filter.since, filter.until);
 
   std::vector<SessionSummary> sessions;
   while (query.step()) {

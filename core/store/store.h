@@ -24,6 +24,8 @@
 namespace crucible::store {
 
 inline constexpr std::string_view kSessionKindVerify = "verify";
+/// A session of the desktop workbench: one task, any number of candidates added over time.
+inline constexpr std::string_view kSessionKindWorkbench = "workbench";
 
 /// The reference program a candidate is for. Tasks are deduplicated by the SHA-256 of `source`.
 struct TaskInput {
@@ -64,6 +66,9 @@ struct SessionFilter {
   std::string taskText;  // case-insensitive (ASCII) substring of task name or path; "" = all
   std::optional<Verdict> verdict;  // the session's verdict (see SessionSummary); nullopt = all
   int limit = 0;                   // at most this many; 0 = no limit
+  std::string modelText;           // case-insensitive substring of any candidate's model or origin
+  std::string since;               // created_at >= since (ISO-8601 prefix, "2026-01-31"); "" = any
+  std::string until;               // created_at < until; "" = any
 };
 
 /// One line of the session list. A session's verdict, speedup and flag count are those of its best
@@ -150,6 +155,18 @@ class Store {
   /// source), adds a 'verify' session, the candidate, the evaluation, its flags and reward
   /// components. On any failure nothing is saved and StoreError is thrown.
   SavedIds recordVerification(const VerificationRecord& record);
+
+  /// Starts a session of `kind` on a task (found or added by the SHA-256 of its source), for
+  /// callers that add candidates and evaluations one at a time (the desktop workbench). Returns
+  /// the task and session ids. Each of these three writes is its own transaction.
+  SavedIds startSession(const TaskInput& task, std::string_view kind, const std::string& note = {});
+  /// Adds a candidate to session `sessionId`; returns its id. StoreError when there is no such
+  /// session.
+  std::int64_t addCandidateTo(std::int64_t sessionId, const CandidateInput& candidate);
+  /// Adds an evaluation of candidate `candidateId` with its flags and reward components.
+  std::int64_t addEvaluationTo(std::int64_t candidateId, const Evaluation& evaluation);
+  /// Records that candidate `candidateId` was exported to `path`.
+  void recordExport(std::int64_t candidateId, const std::string& path);
 
   /// Sessions, newest first.
   std::vector<SessionSummary> listSessions(const SessionFilter& filter = {});

@@ -16,6 +16,44 @@ bool withinAllClose(double a, double e, const Tolerance& tol) {
   return std::abs(a - e) <= tol.atol + tol.rtol * std::abs(e);
 }
 
+/// Fills a comparison's error histogram and mismatch map element by element.
+class ErrorPicture {
+ public:
+  ErrorPicture(TensorComparison& c, const std::vector<std::int64_t>& shape) : c_(c) {
+    c.cols =
+        shape.empty() ? 1 : static_cast<std::uint64_t>(std::max<std::int64_t>(shape.back(), 1));
+    c.rows = c.elements / c.cols;
+    c.mapRows = std::min(c.rows, TensorComparison::kMapSide);
+    c.mapCols = std::min(c.cols, TensorComparison::kMapSide);
+    c.errorHistogram.assign(TensorComparison::kHistogramBuckets, 0);
+    c.mismatchMap.assign(c.mapRows * c.mapCols, 0);
+    cellSizes_.assign(c.mismatchMap.size(), 0);
+  }
+  void add(std::size_t i, double diff, bool match) {
+    int bucket = TensorComparison::kHistogramBuckets - 1;
+    if (std::isfinite(diff)) {
+      bucket = diff < 1e-8 ? 0
+                           : std::clamp(static_cast<int>(std::floor(std::log10(diff))) + 9, 1,
+                                        TensorComparison::kHistogramBuckets - 1);
+    }
+    ++c_.errorHistogram[bucket];
+    if (c_.mapRows == 0 || c_.mapCols == 0) return;
+    const std::uint64_t r = i / c_.cols, col = i % c_.cols;
+    const std::size_t cell = (r * c_.mapRows / c_.rows) * c_.mapCols + col * c_.mapCols / c_.cols;
+    ++cellSizes_[cell];
+    if (!match) c_.mismatchMap[cell] += 1;
+  }
+  void finish() {
+    for (std::size_t k = 0; k < cellSizes_.size(); ++k) {
+      if (cellSizes_[k]) c_.mismatchMap[k] /= static_cast<double>(cellSizes_[k]);
+    }
+  }
+
+ private:
+  TensorComparison& c_;
+  std::vector<std::uint64_t> cellSizes_;
+};
+
 TensorComparison compareTensors(std::size_t index, const TensorData& e, const TensorData& a,
                                 const ToleranceTable& tolerances, MatchRule rule) {
   TensorComparison c;
@@ -32,6 +70,7 @@ TensorComparison compareTensors(std::size_t index, const TensorData& e, const Te
   if (!c.shapeMatch || !c.dtypeMatch) return c;
 
   const Tolerance tol = tolerances.forDType(e.dtype());
+  ErrorPicture picture(c, e.shape());
   double sumAbs = 0, diffNorm2 = 0, refNorm2 = 0;
   for (std::size_t i = 0; i < e.numel(); ++i) {
     const double ev = e.at(i), av = a.at(i);
@@ -45,12 +84,14 @@ TensorComparison compareTensors(std::size_t index, const TensorData& e, const Te
       ++c.mismatches;
       if (!c.firstMismatch) c.firstMismatch = i;
     }
+    picture.add(i, diff, match);
     c.maxAbsError = std::max(c.maxAbsError, diff);
     if (std::isfinite(ev) && ev != 0) c.maxRelError = std::max(c.maxRelError, diff / std::abs(ev));
     sumAbs += std::isfinite(diff) ? diff : 0;
     diffNorm2 += std::isfinite(diff) ? diff * diff : INFINITY;
     refNorm2 += std::isfinite(ev) ? ev * ev : 0;
   }
+  picture.finish();
   c.meanAbsError = c.elements ? sumAbs / static_cast<double>(c.elements) : 0;
   c.relativeNormError = refNorm2 > 0 ? std::sqrt(diffNorm2 / refNorm2) : std::sqrt(diffNorm2);
   if (rule == MatchRule::AllClose) {
@@ -91,24 +132,36 @@ std::uint64_t PackComparison::poisoned() const {
 nlohmann::json PackComparison::toJson() const {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& t : tensors) {
-    list.push_back({{"index", t.index},
-                    {"expected", t.expected},
-                    {"actual", t.actual},
-                    {"ok", t.ok},
-                    {"elements", t.elements},
-                    {"mismatches", t.mismatches},
-                    {"poisoned", t.poisoned},
-                    {"non_finite", t.nonFiniteActual},
-                    {"max_abs_error", std::isfinite(t.maxAbsError) ? nlohmann::json(t.maxAbsError)
-                                                                   : nlohmann::json("inf")},
-                    {"max_rel_error", std::isfinite(t.maxRelError) ? nlohmann::json(t.maxRelError)
-                                                                   : nlohmann::json("inf")},
-                    {"mean_abs_error", t.meanAbsError},
-                    {"relative_norm_error", std::isfinite(t.relativeNormError)
-                                                ? nlohmann::json(t.relativeNormError)
-                                                : nlohmann::json("inf")},
-                    {"first_mismatch", t.firstMismatch ? nlohmann::json(*t.firstMismatch)
-                                                       : nlohmann::json(nullptr)}});
+    nlohmann::json entry = {
+        {"index", t.index},
+        {"expected", t.expected},
+        {"actual", t.actual},
+        {"ok", t.ok},
+        {"elements", t.elements},
+        {"mismatches", t.mismatches},
+        {"poisoned", t.poisoned},
+        {"non_finite", t.nonFiniteActual},
+        {"max_abs_error",
+         std::isfinite(t.maxAbsError) ? nlohmann::json(t.maxAbsError) : nlohmann::json("inf")},
+        {"max_rel_error",
+         std::isfinite(t.maxRelError) ? nlohmann::json(t.maxRelError) : nlohmann::json("inf")},
+        {"mean_abs_error", t.meanAbsError},
+        {"relative_norm_error", std::isfinite(t.relativeNormError)
+                                    ? nlohmann::json(t.relativeNormError)
+                                    : nlohmann::json("inf")},
+        {"first_mismatch",
+         t.firstMismatch ? nlohmann::json(*t.firstMismatch) : nlohmann::json(nullptr)}};
+    if (t.mismatches > 0) {
+      nlohmann::json edges = nlohmann::json::array();
+      for (int k = -8; k <= 2; ++k) edges.push_back(k);
+      entry["error_histogram"] = {{"log10_edges", edges}, {"counts", t.errorHistogram}};
+      entry["mismatch_map"] = {{"rows", t.rows},
+                               {"cols", t.cols},
+                               {"map_rows", t.mapRows},
+                               {"map_cols", t.mapCols},
+                               {"fraction", t.mismatchMap}};
+    }
+    list.push_back(std::move(entry));
   }
   return {{"ok", ok()},
           {"structure_match", structureMatch},

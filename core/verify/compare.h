@@ -46,6 +46,16 @@ struct TensorComparison {
   double relativeNormError = 0;
   std::optional<std::uint64_t> firstMismatch;  // flat index
   bool ok = false;
+  // Where and how much it is wrong, for a picture of the error (kept in JSON only for a tensor
+  // with mismatches). The histogram counts |actual - expected| per decade: bucket 0 below
+  // 1e-8, bucket k in [1e(k-9), 1e(k-8)) for k = 1..10, the last at or above 1e2 or not finite.
+  // The map views the tensor as [rows = elements / last dim, cols = last dim] and folds it into
+  // at most kMapSide x kMapSide cells, each the share of its elements that mismatch.
+  static constexpr int kHistogramBuckets = 12;
+  static constexpr std::uint64_t kMapSide = 32;
+  std::vector<std::uint64_t> errorHistogram;
+  std::uint64_t rows = 0, cols = 0, mapRows = 0, mapCols = 0;
+  std::vector<double> mismatchMap;  // mapRows x mapCols, row-major
 };
 
 struct PackComparison {

@@ -119,11 +119,12 @@ struct StageResult {
 class StageRunner {
  public:
   StageRunner(const WorkerLocation& worker, const JobDir& job, std::string backend,
-              std::string tclLibrary, std::stop_token stop)
+              std::string tclLibrary, std::stop_token stop, std::string openclDevice = {})
       : worker_(worker),
         job_(job),
         backend_(std::move(backend)),
         tclLibrary_(std::move(tclLibrary)),
+        openclDevice_(std::move(openclDevice)),
         stop_(std::move(stop)) {
     sandbox_ = proc::probeSandbox();
   }
@@ -163,6 +164,7 @@ class StageRunner {
       const fs::path cache = scratch / "tcl-cache";
       fs::create_directories(cache);
       spec.env["CRUCIBLE_TCL_CACHE_DIR"] = cache.string();
+      if (!openclDevice_.empty()) spec.env["CRUCIBLE_OPENCL_DEVICE"] = openclDevice_;
       readOnly.push_back(fs::path(tclLibrary_).parent_path().string());
       readOnly.push_back("/sys/devices/system/cpu");
       readOnly.push_back("/sys/devices/system/node");
@@ -200,6 +202,7 @@ class StageRunner {
   const JobDir& job_;
   std::string backend_;
   std::string tclLibrary_;  // libcrucible_tcl.so for the opencl backend, else empty
+  std::string openclDevice_;
   std::stop_token stop_;
   proc::SandboxAvailability sandbox_;
 };
@@ -405,6 +408,28 @@ std::string resolveBackend(const std::string& requested) {
   throw BadInput("unknown backend '" + requested + "' (expected auto, interpret, cuda or opencl)");
 }
 
+void checkReference(const std::string& referencePath, std::stop_token stop) {
+  auto source = readFile(referencePath);
+  if (!source) throw BadInput(referencePath + ": cannot read the file");
+  const WorkerLocation worker = locateWorker();
+  if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
+  JobDir job;
+  const fs::path refFile = job / "src-ref" / "reference.py";
+  writeFile(refFile, *source);
+  StageRunner runner(worker, job, "interpret", "", stop);
+  auto staticStage = runner.run("static",
+                                {{"reference_path", refFile.string()},
+                                 {"reference_module", fs::path(referencePath).stem().string()}},
+                                job / "static", {(job / "src-ref").string()},
+                                {(job / "static").string()}, 60, 2 * kGiB);
+  if (staticStage.execution.cancelled) throw std::runtime_error("cancelled");
+  if (!staticStage.facts.is_object()) {
+    throw std::runtime_error("the static analysis worker failed: " +
+                             tail(staticStage.execution.stderrText));
+  }
+  checkReferenceStatically(referencePath, staticStage.facts.value("reference", json()));
+}
+
 VerifyOutcome verify(const VerifyRequest& request,
                      const std::function<void(const VerifyProgress&)>& progress,
                      std::stop_token stop) {
@@ -450,7 +475,7 @@ VerifyOutcome verify(const VerifyRequest& request,
   writeFile(refFile, *referenceSource);
   writeFile(candFile, extracted->code);
 
-  StageRunner runner(worker, job, backend, tclLibrary, stop);
+  StageRunner runner(worker, job, backend, tclLibrary, stop, request.openclDevice);
   const std::uint64_t ram = physicalMemory();
   const std::uint64_t candidateMemory =
       request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));

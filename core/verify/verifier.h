@@ -28,6 +28,7 @@ struct VerifyRequest {
   double speedupCeiling = 10;
   std::optional<std::uint64_t> memoryLimitBytes;  // default: min(8 GiB, 60% of RAM)
   bool keepJobDir = false;                        // for debugging the harness
+  std::string openclDevice;  // opencl: substring of the device name to run on; "" = the first
 };
 
 /// Bad usage or a bad reference: the CLI exits with 2 and prints `what()` (file:line: ...).
@@ -52,6 +53,10 @@ struct VerifyOutcome {
 /// Resolves `auto` (cuda when an NVIDIA GPU is visible, else interpret); throws BadInput for a
 /// backend that is unknown or not available here.
 std::string resolveBackend(const std::string& requested);
+
+/// Checks a reference without running it: Python's own parser (the static stage, a worker
+/// process) and the definitions KernelBench needs. Throws BadInput naming the file and line.
+void checkReference(const std::string& referencePath, std::stop_token stop = {});
 
 /// Runs the whole pipeline. Throws BadInput for usage or reference problems; everything the
 /// candidate does ends in the returned evaluation.
