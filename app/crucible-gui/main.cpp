@@ -1,0 +1,28 @@
+// crucible-gui [FILE]: the desktop workbench. FILE is a reference, or a candidate beside the
+// reference.py of its folder.
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include "ui/main_window.h"
+
+int main(int argc, char* argv[]) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Crucible");
+  QApplication::setApplicationName("crucible-gui");
+  QApplication::setApplicationVersion(CRUCIBLE_VERSION);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Crucible: verify Triton kernels against PyTorch references");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  QCommandLineOption database("db", "Database file (default: the user's data folder).", "FILE");
+  parser.addOption(database);
+  parser.addPositionalArgument("FILE", "A reference, or a candidate beside its reference.py.");
+  parser.process(app);
+
+  crucible::ui::MainWindow window({parser.value(database), nullptr});
+  window.show();
+  if (!parser.positionalArguments().isEmpty())
+    window.openFile(parser.positionalArguments().first());
+  return QApplication::exec();
+}

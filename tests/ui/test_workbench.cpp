@@ -1,0 +1,292 @@
+// The workbench's journey through the real window, offscreen: open a bundled example, verify its
+// candidate (interpret backend, one trial), stop a run, edit into a new, incorrect candidate and
+// see where it is wrong, select and compare candidates, export, and reopen the session from the
+// database in a second window. Waits with QTRY_*, never sleeps.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSettings>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include "ui/app/resources_dir.h"
+#include "ui/main_window.h"
+#include "ui/panes/candidate_pane.h"
+#include "ui/panes/candidates_pane.h"
+#include "ui/panes/compare_pane.h"
+#include "ui/panes/reference_pane.h"
+#include "ui/panes/run_bar.h"
+#include "ui/panes/sessions_pane.h"
+#include "ui/panes/verification_pane.h"
+
+using namespace crucible;
+using namespace crucible::ui;
+
+namespace {
+constexpr int kVerifyTimeoutMs = 180000;
+
+QJsonObject readJson(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+QString readText(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+}  // namespace
+
+class WorkbenchTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void invalidReferenceNamesTheLine();
+  void opensBundledExample();
+  void verifiesTheCandidate();
+  void stopEndsARun();
+  void editMakesANewCandidateAndShowsTheError();
+  void selectsCandidates();
+  void comparesTwoCandidates();
+  void exportsVerifiedAndDeliberatelyUnverified();
+  void reopensTheSessionFromTheDatabase();
+  void flagLineAndSquiggleShowEachOther();
+  void cleanupTestCase();
+
+ private:
+  const CandidateEntry& entry(int row) const {
+    return window_->controller()->workbench()->candidates()[row];
+  }
+
+  QTemporaryDir dir_;
+  QString database_;
+  std::unique_ptr<MainWindow> window_;
+  std::unique_ptr<MainWindow> reopened_;
+};
+
+void WorkbenchTest::initTestCase() {
+  QVERIFY(dir_.isValid());
+  // Settings of this run only, never the user's.
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, dir_.filePath("config"));
+  QCoreApplication::setOrganizationName("CrucibleTest");
+  QCoreApplication::setApplicationName("crucible-gui-test");
+  AppSettings settings;  // first run: the defaults, then what a quick test needs
+  settings.defaultBackend = "interpret";
+  settings.trials = 1;
+  settings.compileBaseline = false;
+  settings.save();
+  database_ = dir_.filePath("crucible.db");
+  window_ = std::make_unique<MainWindow>(MainWindowOptions{database_, nullptr});
+  window_->show();
+  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+}
+
+void WorkbenchTest::invalidReferenceNamesTheLine() {
+  const QString path = dir_.filePath("broken.py");
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write("import torch\nclass Model(:\n    pass\n");
+  file.close();
+  window_->openFile(path);
+  QTRY_VERIFY_WITH_TIMEOUT(!window_->referencePane()->problemText().isEmpty(), 60000);
+  QVERIFY2(window_->referencePane()->problemText().contains("broken.py:2:"),
+           qPrintable(window_->referencePane()->problemText()));
+  QCOMPARE(window_->referencePane()->editor()->flagLines(), QVector<int>{2});
+}
+
+void WorkbenchTest::opensBundledExample() {
+  BundledExample softmax;
+  for (const auto& example : bundledExamples()) {
+    if (example.title == "row_softmax") softmax = example;
+  }
+  QVERIFY2(!softmax.candidatePath.isEmpty(), "resources/examples/row_softmax not found");
+  window_->controller()->openExample(softmax);
+  QVERIFY(window_->referencePane()->problemText().isEmpty());
+  QVERIFY(window_->referencePane()->editor()->text().contains("class Model"));
+  QCOMPARE(window_->controller()->workbench()->candidates().size(), 1);
+  QVERIFY(window_->candidatePane()->editorText().contains("softmax_kernel"));
+  QCOMPARE(window_->controller()->currentKey(), entry(0).key);
+  // The check of the bundled reference finds nothing wrong.
+  QTest::qWait(0);
+  QVERIFY(window_->controller()->referenceProblem().isEmpty());
+}
+
+void WorkbenchTest::verifiesTheCandidate() {
+  window_->runBar()->selectBackend("interpret");
+  QCOMPARE(window_->runBar()->backend().backend, QString("interpret"));
+  window_->verifyEditor();
+  QVERIFY(window_->controller()->verifying());
+  QTRY_VERIFY_WITH_TIMEOUT(entry(0).evaluation.has_value(), kVerifyTimeoutMs);
+  QVERIFY2(window_->lastError().isEmpty(), qPrintable(window_->lastError()));
+  QCOMPARE(window_->controller()->workbench()->candidates().size(), 1);  // no edit, no new one
+  const Evaluation& e = *entry(0).evaluation;
+  QCOMPARE(verdictText(e), QString("verified"));
+  QCOMPARE(e.backend, std::string("interpret"));
+  QVERIFY(window_->verificationPane()->bannerText().startsWith("VERIFIED"));
+  QVERIFY(window_->verificationPane()->timingText().contains("Speedup"));
+  const auto bars = window_->verificationPane()->rewardChart()->bars();
+  QCOMPARE(bars.size(), static_cast<int>(e.reward.components.size()));
+  QCOMPARE(bars.first().first, QString("valid"));
+  QVERIFY(!window_->verificationPane()->errorPicture()->isVisible());
+  const QModelIndex verdict =
+      window_->candidatesPane()->model()->index(0, CandidatesModel::Verdict);
+  QCOMPARE(verdict.data().toString(), QString("verified"));
+  QTRY_VERIFY(window_->controller()->savedSessionId() > 0);
+}
+
+void WorkbenchTest::stopEndsARun() {
+  window_->verifyEditor();
+  QVERIFY(window_->controller()->verifying());
+  window_->runBar()->stopButton()->click();
+  QTRY_VERIFY(!window_->controller()->verifying());
+  QVERIFY(window_->runBar()->verifyButton()->isEnabled());
+  QVERIFY(window_->runBar()->stageText().contains("stopped"));
+  QCOMPARE(verdictText(entry(0).evaluation),
+           QString("verified"));  // the stopped run changed nothing
+}
+
+void WorkbenchTest::editMakesANewCandidateAndShowsTheError() {
+  CodeEditor* editor = window_->candidatePane()->editor();
+  QString code = editor->text();
+  const QString exact = "e / tl.sum(e, axis=0)";
+  QVERIFY(code.contains(exact));
+  code.replace(exact, "e / tl.sum(e, axis=0) * 1.5");
+  editor->setText(code);
+  QVERIFY(window_->candidatePane()->edited());
+  window_->verifyEditor();
+  QCOMPARE(window_->controller()->workbench()->candidates().size(), 2);
+  QCOMPARE(entry(1).origin, QString("edit"));
+  QCOMPARE(entry(1).parentKey, std::optional<int>(entry(0).key));
+  QCOMPARE(window_->controller()->currentKey(), entry(1).key);
+  QTRY_VERIFY_WITH_TIMEOUT(entry(1).evaluation.has_value(), kVerifyTimeoutMs);
+  QCOMPARE(verdictText(entry(1).evaluation), QString("incorrect"));
+  QVERIFY(window_->verificationPane()->bannerText().startsWith("INCORRECT"));
+  ErrorPicture* picture = window_->verificationPane()->errorPicture();
+  QVERIFY(picture->isVisible());
+  QVERIFY2(picture->statisticsText().contains("elements mismatch"),
+           qPrintable(picture->statisticsText()));
+  QVERIFY(picture->hasMap());
+  const FailingOutput failing = firstFailingOutput(*entry(1).evaluation);
+  QCOMPARE(failing.trial, 0);
+  QVERIFY(failing.tensor.contains("error_histogram"));
+  std::uint64_t counted = 0;
+  for (const auto& c : failing.tensor["error_histogram"]["counts"])
+    counted += c.get<std::uint64_t>();
+  QCOMPARE(counted, failing.tensor["elements"].get<std::uint64_t>());
+}
+
+void WorkbenchTest::selectsCandidates() {
+  QTableView* view = window_->candidatesPane()->view();
+  view->selectRow(0);
+  QCOMPARE(window_->controller()->currentKey(), entry(0).key);
+  QCOMPARE(window_->candidatePane()->editorText(), entry(0).code);
+  QVERIFY(window_->verificationPane()->bannerText().startsWith("VERIFIED"));
+  view->selectRow(1);
+  QCOMPARE(window_->controller()->currentKey(), entry(1).key);
+  QCOMPARE(window_->candidatePane()->editorText(), entry(1).code);
+  QVERIFY(window_->verificationPane()->bannerText().startsWith("INCORRECT"));
+}
+
+void WorkbenchTest::comparesTwoCandidates() {
+  window_->showCompare();  // the current (#2) against the one before it (#1)
+  ComparePane* compare = window_->comparePane();
+  QCOMPARE(compare->left()->text(), entry(0).code);
+  QCOMPARE(compare->right()->text(), entry(1).code);
+  QCOMPARE(compare->changedLeft().size(), 1);
+  QCOMPARE(compare->changedRight().size(), 1);
+  QVERIFY(compare->right()->text(compare->changedRight().first()).contains("* 1.5"));
+  QCOMPARE(compare->metrics()->item(1, 0)->text(), QString("verified"));
+  QCOMPARE(compare->metrics()->item(1, 1)->text(), QString("incorrect"));
+  QVERIFY(compare->metrics()->item(1, 0)->background() != QBrush());  // they differ
+}
+
+void WorkbenchTest::exportsVerifiedAndDeliberatelyUnverified() {
+  WorkbenchController* controller = window_->controller();
+  QSignalSpy exported(controller, &WorkbenchController::exported);
+  const QString verified = dir_.filePath("export-verified");
+  controller->exportCandidate(entry(0).key, verified, false);
+  QTRY_COMPARE(exported.size(), 1);
+  QCOMPARE(readJson(verified + "/report.json").value("unverified").toBool(), false);
+  QCOMPARE(readText(verified + "/row_softmax_kernel.py"), entry(0).code);
+  QVERIFY(readText(verified + "/row_softmax_reference.py").contains("class Model"));
+  QVERIFY(readText(verified + "/report.md").contains("VERIFIED"));
+
+  QSignalSpy errors(controller, &WorkbenchController::errorOccurred);
+  const QString refused = dir_.filePath("export-refused");
+  controller->exportCandidate(entry(1).key, refused, false);
+  QTRY_COMPARE(errors.size(), 1);
+  QVERIFY(errors.first().first().toString().contains("deliberate"));
+  QVERIFY(!QFile::exists(refused + "/report.json"));
+
+  const QString unverified = dir_.filePath("export-unverified");
+  controller->exportCandidate(entry(1).key, unverified, true);
+  QTRY_COMPARE(exported.size(), 2);
+  QCOMPARE(exported.last().at(1).toBool(), true);
+  QCOMPARE(readJson(unverified + "/report.json").value("unverified").toBool(), true);
+  QVERIFY(readText(unverified + "/row_softmax_kernel.py").startsWith("# UNVERIFIED"));
+  QVERIFY(readText(unverified + "/report.md").contains("UNVERIFIED"));
+}
+
+void WorkbenchTest::reopensTheSessionFromTheDatabase() {
+  const qint64 session = window_->controller()->savedSessionId();
+  QVERIFY(session > 0);
+  reopened_ = std::make_unique<MainWindow>(MainWindowOptions{database_, nullptr});
+  SessionsPane* sessions = reopened_->sessionsPane();
+  sessions->taskSearch()->setText("row_soft");
+  sessions->refresh();
+  QTRY_COMPARE(sessions->table()->rowCount(), 1);
+  QCOMPARE(sessions->table()->item(0, 0)->text().toLongLong(), session);
+  QCOMPARE(sessions->table()->item(0, 5)->text(), QString("verified"));  // its best candidate
+  sessions->table()->selectRow(0);
+  sessions->openSelected();
+  WorkbenchController* controller = reopened_->controller();
+  QTRY_COMPARE(controller->workbench()->candidates().size(), 2);
+  QCOMPARE(controller->workbench()->reference().source,
+           window_->controller()->workbench()->reference().source);
+  for (int row = 0; row < 2; ++row) {
+    const CandidateEntry& saved = controller->workbench()->candidates()[row];
+    QCOMPARE(saved.code, entry(row).code);
+    QCOMPARE(saved.origin, entry(row).origin);
+    QVERIFY(saved.evaluation && *saved.evaluation == *entry(row).evaluation);
+  }
+  QCOMPARE(controller->workbench()->candidates()[1].parentKey,
+           std::optional<int>(controller->workbench()->candidates()[0].key));
+  sessions->verdictFilter()->setCurrentIndex(sessions->verdictFilter()->findData("cheating"));
+  QTRY_COMPARE(sessions->table()->rowCount(), 0);
+}
+
+void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
+  // The linking of flags and squiggles, on a candidate of the reopened window whose evaluation
+  // carries a flag with a line (the judge's flags are tested in tests/unit and tests/corpus).
+  WorkbenchController* controller = reopened_->controller();
+  const int key = controller->addCandidateText(entry(0).code, "paste");
+  Evaluation e = *entry(0).evaluation;
+  e.verdict = Verdict::Cheating;
+  e.flags.push_back(makeFlag("torch_compute_in_forward", "forward calls torch.softmax", 10));
+  controller->workbench()->setEvaluation(key, e, "now");
+  CandidatePane* pane = reopened_->candidatePane();
+  QVERIFY(pane->editor()->flagLines().contains(10));
+  QTreeWidget* flags = reopened_->verificationPane()->flagsList();
+  QTreeWidgetItem* item = flags->topLevelItem(flags->topLevelItemCount() - 1);
+  QCOMPARE(item->text(2), QString("10"));
+  emit flags->itemClicked(item, 0);
+  int line = -1, index = -1;
+  pane->editor()->getCursorPosition(&line, &index);
+  QCOMPARE(line, 9);  // 0-based in QScintilla
+  flags->setCurrentItem(nullptr);
+  emit pane->editor()->flagLineClicked(10);
+  QCOMPARE(flags->currentItem(), item);
+}
+
+void WorkbenchTest::cleanupTestCase() {
+  reopened_.reset();
+  window_.reset();
+}
+
+QTEST_MAIN(WorkbenchTest)
+#include "test_workbench.moc"

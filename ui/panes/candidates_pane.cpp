@@ -1,0 +1,38 @@
+#include "ui/panes/candidates_pane.h"
+
+#include <QHeaderView>
+#include <QVBoxLayout>
+
+namespace crucible::ui {
+
+CandidatesPane::CandidatesPane(WorkbenchController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller) {
+  model_ = new CandidatesModel(controller_->workbench(), this);
+  view_ = new QTableView;
+  view_->setModel(model_);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->setSelectionMode(QAbstractItemView::SingleSelection);
+  view_->verticalHeader()->hide();
+  view_->horizontalHeader()->setStretchLastSection(true);
+  view_->horizontalHeader()->setSectionResizeMode(CandidatesModel::Origin, QHeaderView::Stretch);
+  view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view_);
+
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            if (current.isValid()) {
+              controller_->select(model_->data(current, CandidatesModel::KeyRole).toInt());
+            }
+          });
+  connect(controller_, &WorkbenchController::currentChanged, this, [this](int key) {
+    const int row = controller_->workbench()->rowOf(key);
+    if (row >= 0 && view_->currentIndex().row() != row) view_->selectRow(row);
+  });
+  connect(controller_, &WorkbenchController::verifyingChanged, this, [this](bool running) {
+    model_->setRunningKey(running ? controller_->verifyingKey() : -1);
+  });
+}
+
+}  // namespace crucible::ui

@@ -1,0 +1,43 @@
+#pragma once
+// Two candidates side by side: their code with the lines only one of them has highlighted, and
+// their metrics in parallel columns (cells that differ are highlighted).
+
+#include <QComboBox>
+#include <QTableWidget>
+#include <QWidget>
+
+#include "ui/model/workbench_controller.h"
+#include "ui/panes/code_editor.h"
+
+namespace crucible::ui {
+
+class ComparePane : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ComparePane(WorkbenchController* controller, QWidget* parent = nullptr);
+
+  /// Compares the candidates with these keys.
+  void compare(int leftKey, int rightKey);
+  /// The current candidate against the one before it in the table.
+  void compareCurrentWithPrevious();
+
+  CodeEditor* left() const { return left_; }
+  CodeEditor* right() const { return right_; }
+  QTableWidget* metrics() const { return metrics_; }
+  QVector<int> changedLeft() const { return changedLeft_; }
+  QVector<int> changedRight() const { return changedRight_; }
+
+ private:
+  void fillPickers();
+  void refresh();
+
+  WorkbenchController* controller_;
+  QComboBox* leftPick_;
+  QComboBox* rightPick_;
+  CodeEditor* left_;
+  CodeEditor* right_;
+  QTableWidget* metrics_;
+  QVector<int> changedLeft_, changedRight_;
+};
+
+}  // namespace crucible::ui

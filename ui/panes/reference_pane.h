@@ -1,0 +1,27 @@
+#pragma once
+// The PyTorch reference, read-only, with a problem line marked when the file is not a valid
+// KernelBench reference.
+
+#include <QLabel>
+#include <QWidget>
+
+#include "ui/model/workbench_controller.h"
+#include "ui/panes/code_editor.h"
+
+namespace crucible::ui {
+
+class ReferencePane : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ReferencePane(WorkbenchController* controller, QWidget* parent = nullptr);
+  CodeEditor* editor() const { return editor_; }
+  QString problemText() const { return problem_->text(); }
+
+ private:
+  WorkbenchController* controller_;
+  QLabel* title_;
+  QLabel* problem_;
+  CodeEditor* editor_;
+};
+
+}  // namespace crucible::ui

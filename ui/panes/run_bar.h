@@ -1,0 +1,44 @@
+#pragma once
+// The verify bar: backend picker (the detected OpenCL devices and GPUs), Verify and Stop, and
+// the stages of the running verification.
+
+#include <QComboBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QWidget>
+
+#include "ui/model/workbench_controller.h"
+#include "ui/services/device_service.h"
+
+namespace crucible::ui {
+
+class RunBar : public QWidget {
+  Q_OBJECT
+ public:
+  RunBar(WorkbenchController* controller, DeviceService* devices, QWidget* parent = nullptr);
+
+  BackendChoice backend() const;
+  /// Selects the first choice for `backend` (auto, interpret, opencl, cuda).
+  void selectBackend(const QString& backend);
+  QComboBox* backendBox() const { return backends_; }
+  QPushButton* verifyButton() const { return verify_; }
+  QPushButton* stopButton() const { return stop_; }
+  QString stageText() const { return stage_->text(); }
+
+ signals:
+  void verifyRequested();
+
+ private:
+  void fillBackends();
+
+  WorkbenchController* controller_;
+  DeviceService* devices_;
+  QComboBox* backends_;
+  QPushButton* verify_;
+  QPushButton* stop_;
+  QProgressBar* progress_;
+  QLabel* stage_;
+};
+
+}  // namespace crucible::ui

@@ -1,0 +1,38 @@
+#pragma once
+// The session browser: every saved session, searchable by task, model, date and verdict;
+// opening one puts it back in the workbench exactly as it was saved.
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QTableWidget>
+#include <QWidget>
+
+#include "ui/model/workbench_controller.h"
+
+namespace crucible::ui {
+
+class SessionsPane : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SessionsPane(WorkbenchController* controller, QWidget* parent = nullptr);
+
+  QTableWidget* table() const { return table_; }
+  QLineEdit* taskSearch() const { return task_; }
+  QComboBox* verdictFilter() const { return verdict_; }
+
+ public slots:
+  void refresh();
+  void openSelected();
+
+ private:
+  WorkbenchController* controller_;
+  QLineEdit* task_;
+  QLineEdit* model_;
+  QLineEdit* since_;
+  QLineEdit* until_;
+  QComboBox* verdict_;
+  QTableWidget* table_;
+  quint64 query_ = 0;  // answers to older queries are dropped
+};
+
+}  // namespace crucible::ui

@@ -1,0 +1,153 @@
+#include "ui/panes/verification_pane.h"
+
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "ui/model/verdict_style.h"
+
+namespace crucible::ui {
+
+namespace {
+constexpr int kLineRole = Qt::UserRole + 1;
+
+QString bannerOf(const std::optional<Evaluation>& e) {
+  if (!e) return QObject::tr("NOT VERIFIED  press Verify (F5)");
+  switch (e->verdict) {
+    case Verdict::Verified:
+      return QObject::tr("VERIFIED  correct, no cheating flag");
+    case Verdict::Incorrect:
+      return e->error ? QObject::tr("INCORRECT  the candidate failed while it ran")
+                      : QObject::tr("INCORRECT  the outputs do not match the reference");
+    case Verdict::Cheating:
+      return QObject::tr("CHEATING  at least one cheating flag was raised");
+    case Verdict::Invalid:
+      return QObject::tr("INVALID  not a Triton candidate");
+    case Verdict::Error:
+      return QObject::tr("ERROR  the evaluation could not finish");
+  }
+  return {};
+}
+
+void addEvidence(QTreeWidgetItem* parent, const nlohmann::json& evidence) {
+  if (!evidence.is_object()) return;
+  for (const auto& [key, value] : evidence.items()) {
+    std::string text = value.dump();
+    if (text.size() > 400) text = text.substr(0, 400) + "…";
+    auto* item = new QTreeWidgetItem(
+        parent, {QString(), QString::fromStdString(key), QString(), QString::fromStdString(text)});
+    item->setToolTip(3, QString::fromStdString(value.dump(2)).left(4000));
+  }
+}
+}  // namespace
+
+VerificationPane::VerificationPane(WorkbenchController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller) {
+  banner_ = new QLabel;
+  banner_->setMargin(6);
+  QFont bold = banner_->font();
+  bold.setBold(true);
+  bold.setPointSizeF(bold.pointSizeF() * 1.15);
+  banner_->setFont(bold);
+  timing_ = new QLabel;
+  timing_->setWordWrap(true);
+  timing_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  reward_ = new RewardChart;
+  flags_ = new QTreeWidget;
+  flags_->setHeaderLabels({tr("Severity"), tr("Flag"), tr("Line"), tr("Message / evidence")});
+  flags_->setMinimumHeight(120);
+  flags_->setColumnWidth(0, 70);
+  flags_->setColumnWidth(1, 170);
+  flags_->setColumnWidth(2, 40);
+  error_ = new ErrorPicture;
+
+  auto* content = new QWidget;
+  auto* layout = new QVBoxLayout(content);
+  layout->addWidget(banner_);
+  layout->addWidget(timing_);
+  layout->addWidget(reward_);
+  layout->addWidget(new QLabel(tr("<b>Flags</b>")));
+  layout->addWidget(flags_);
+  layout->addWidget(error_);
+  layout->addStretch();
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(content);
+  scroll->setWidgetResizable(true);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(scroll);
+
+  connect(controller_, &WorkbenchController::currentChanged, this, &VerificationPane::showCurrent);
+  connect(controller_->workbench(), &Workbench::candidateChanged, this, [this](int row) {
+    if (controller_->workbench()->candidates()[row].key == controller_->currentKey()) showCurrent();
+  });
+  connect(controller_->workbench(), &Workbench::candidatesReset, this,
+          &VerificationPane::showCurrent);
+  connect(flags_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+    while (item->parent()) item = item->parent();
+    const int line = item->data(0, kLineRole).toInt();
+    if (line > 0) emit flagLineActivated(line);
+  });
+  showCurrent();
+}
+
+void VerificationPane::showCurrent() {
+  const CandidateEntry* c = controller_->workbench()->candidate(controller_->currentKey());
+  const std::optional<Evaluation> e = c ? c->evaluation : std::nullopt;
+  banner_->setText(c ? bannerOf(e) : tr("No candidate selected"));
+  const QColor color = verdictColor(e);
+  banner_->setStyleSheet(
+      QStringLiteral("QLabel { background: %1; color: white; border-radius: 3px; }")
+          .arg(color.name()));
+  flags_->clear();
+  if (!e) {
+    timing_->setText(QString());
+    reward_->setReward(nullptr);
+    error_->setEvaluation(nullptr);
+    return;
+  }
+  QString timing = tr("<b>Speedup</b> %1 &nbsp; reference %2 · candidate %3 · torch.compile %4<br>"
+                      "backend %5 on %6%7")
+                       .arg(speedupText(e->speedup), millisecondsText(e->timing.referenceMs),
+                            millisecondsText(e->timing.candidateMs),
+                            millisecondsText(e->timing.compileReferenceMs),
+                            QString::fromStdString(e->backend).toHtmlEscaped(),
+                            QString::fromStdString(e->device).toHtmlEscaped(),
+                            e->sandboxed ? QString() : tr(" · <b>not sandboxed</b>"));
+  if (e->backend == "interpret") {
+    timing += tr("<br><i>interpret timings are the interpreter's, not the kernel's speed</i>");
+  }
+  if (e->error) {
+    timing +=
+        tr("<br><b>Error</b> [%1, blame: %2] %3")
+            .arg(QString::fromStdString(e->error->stage), QString::fromStdString(e->error->blame),
+                 QString::fromStdString(e->error->message).toHtmlEscaped());
+  }
+  timing_->setText(timing);
+  reward_->setReward(&e->reward);
+  for (const Flag& f : e->flags) {
+    auto* item = new QTreeWidgetItem(
+        flags_,
+        {QString::fromStdString(std::string(toString(f.severity))), QString::fromStdString(f.id),
+         f.line ? QString::number(*f.line) : QString(), QString::fromStdString(f.message)});
+    item->setData(0, kLineRole, f.line.value_or(0));
+    item->setForeground(
+        0, f.severity == Severity::Cheat ? QColor(0xc5, 0x22, 0x1f) : QColor(0xb0, 0x70, 0x00));
+    item->setToolTip(3, QString::fromStdString(f.message));
+    addEvidence(item, f.evidence);
+  }
+  if (e->flags.empty()) new QTreeWidgetItem(flags_, {QString(), tr("none")});
+  error_->setEvaluation(&*e);
+}
+
+void VerificationPane::selectFlagAtLine(int line) {
+  for (int i = 0; i < flags_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = flags_->topLevelItem(i);
+    if (item->data(0, kLineRole).toInt() == line) {
+      flags_->setCurrentItem(item);
+      flags_->scrollToItem(item);
+      return;
+    }
+  }
+}
+
+}  // namespace crucible::ui
