@@ -50,6 +50,7 @@ class WorkbenchTest : public QObject {
   void verifiesTheCandidate();
   void stopEndsARun();
   void editMakesANewCandidateAndShowsTheError();
+  void queuedVerificationsRunInTurn();
   void selectsCandidates();
   void comparesTwoCandidates();
   void exportsVerifiedAndDeliberatelyUnverified();
@@ -178,6 +179,21 @@ void WorkbenchTest::editMakesANewCandidateAndShowsTheError() {
   for (const auto& c : failing.tensor["error_histogram"]["counts"])
     counted += c.get<std::uint64_t>();
   QCOMPARE(counted, failing.tensor["elements"].get<std::uint64_t>());
+}
+
+void WorkbenchTest::queuedVerificationsRunInTurn() {
+  WorkbenchController* controller = window_->controller();
+  const QString before0 = entry(0).verifiedAt, before1 = entry(1).verifiedAt;
+  const BackendChoice backend = window_->runBar()->backend();
+  controller->verify(entry(0).key, backend);
+  controller->verify(entry(1).key, backend);  // waits for the first
+  QCOMPARE(controller->waiting(), 1);
+  QCOMPARE(controller->verifyingKey(), entry(0).key);
+  QTRY_VERIFY_WITH_TIMEOUT(entry(0).verifiedAt != before0, kVerifyTimeoutMs);
+  QTRY_VERIFY_WITH_TIMEOUT(entry(1).verifiedAt != before1, kVerifyTimeoutMs);
+  QCOMPARE(controller->waiting(), 0);
+  QCOMPARE(verdictText(entry(0).evaluation), QString("verified"));
+  QCOMPARE(verdictText(entry(1).evaluation), QString("incorrect"));
 }
 
 void WorkbenchTest::selectsCandidates() {

@@ -48,6 +48,7 @@ WorkbenchController::WorkbenchController(Workbench* workbench, StoreService* sto
     workbench_->setEvaluation(key, outcome.evaluation, when);
     saveEvaluation(key, outcome.evaluation);
     emit verifyingChanged(false);
+    runNext();
   });
   connect(verifier_, &VerifyService::failed, this, [this](int, QString message) {
     // Problems name the job's copy of the reference: show the file the user opened instead.
@@ -60,6 +61,7 @@ WorkbenchController::WorkbenchController(Workbench* workbench, StoreService* sto
       emit referenceProblemChanged(message, lineOfProblem(message));
     }
     emit verifyingChanged(false);
+    runNext();
   });
   connect(verifier_, &VerifyService::stopped, this, [this](int) {
     emit progress(QStringLiteral("stopped"), tr("Verification stopped"));
@@ -111,7 +113,7 @@ void WorkbenchController::openReference(const QString& path) {
     emit errorOccurred(tr("%1: cannot read the file").arg(path));
     return;
   }
-  if (verifier_->busy()) verifier_->stop();
+  stop();
   const QFileInfo info(path);
   const QString absolute = info.absoluteFilePath();
   // An example folder's reference.py is named after its folder (row_softmax/reference.py).
@@ -257,6 +259,11 @@ void WorkbenchController::verify(int key, const BackendChoice& backend) {
         tr("Backend %1 is not available here: %2").arg(backend.backend, backend.note));
     return;
   }
+  if (verifier_->busy()) {  // one at a time: the rest wait their turn (generated candidates)
+    queue_.append({key, backend});
+    emit progress(QStringLiteral("queued"), tr("%n candidate(s) waiting", "", queue_.size()));
+    return;
+  }
   // The worker reads files: the reference under its own name (its stem is the module's name),
   // the candidate as it is now.
   jobFiles_ = std::make_unique<QTemporaryDir>();
@@ -281,7 +288,15 @@ void WorkbenchController::verify(int key, const BackendChoice& backend) {
 }
 
 void WorkbenchController::stop() {
+  queue_.clear();
   verifier_->stop();
+}
+
+void WorkbenchController::runNext() {
+  while (!queue_.isEmpty() && !verifier_->busy()) {
+    const auto [key, backend] = queue_.takeFirst();
+    if (workbench_->candidate(key)) verify(key, backend);
+  }
 }
 
 void WorkbenchController::reopenSession(std::int64_t sessionId) {
@@ -292,7 +307,7 @@ void WorkbenchController::reopenSession(std::int64_t sessionId) {
           emit errorOccurred(tr("There is no session %1 in the database").arg(sessionId));
           return;
         }
-        if (verifier_->busy()) verifier_->stop();
+        stop();
         workbench_->loadSession(*detail);
         referenceProblem_.clear();
         emit referenceProblemChanged({}, 0);

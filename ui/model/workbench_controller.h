@@ -47,8 +47,11 @@ class WorkbenchController : public QObject {
   /// Verifies `editorText` for the current candidate: when it differs from the candidate's code,
   /// the edit becomes a new candidate (origin "edit", parent the current one) first.
   void verifyText(const QString& editorText, const BackendChoice& backend);
+  /// Verifies a candidate now, or after the ones before it when a verification is running.
   void verify(int key, const BackendChoice& backend);
+  /// Stops the running verification and drops the waiting ones.
   void stop();
+  int waiting() const { return static_cast<int>(queue_.size()); }
   bool verifying() const { return verifier_->busy(); }
   int verifyingKey() const { return verifier_->runningCandidate(); }
 
@@ -76,6 +79,7 @@ class WorkbenchController : public QObject {
   void saveEvaluation(int key, const Evaluation& evaluation);
   store::TaskInput taskInput() const;
   QString referenceFileName() const;
+  void runNext();
 
   Workbench* workbench_;
   StoreService* store_;
@@ -86,6 +90,7 @@ class WorkbenchController : public QObject {
   QString referenceProblem_;
   std::unique_ptr<QTemporaryDir> jobFiles_;  // the files of the running verification
   QThreadPool pool_;                         // exports
+  QList<QPair<int, BackendChoice>> queue_;   // candidates waiting to be verified
 };
 
 /// The line in a "file:LINE: message" problem, or 0.
