@@ -14,4 +14,8 @@ int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
 /// [--json]` (sessions_command.cpp).
 int runSessions(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible tasks synth --ops N --count K --out DIR [...]` and `crucible tasks list [--dir
+/// DIR] [--json]` (tasks_command.cpp).
+int runTasks(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace crucible::cli

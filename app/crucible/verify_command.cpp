@@ -1,13 +1,12 @@
 // `crucible verify`: runs the verification pipeline on two files and prints, stores and exits
 // with the verdict.
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <stop_token>
-#include <thread>
 
 #include "app/crucible/commands.h"
+#include "app/crucible/interrupt.h"
 #include "core/store/store.h"
 #include "core/verify/report_text.h"
 #include "core/verify/verifier.h"
@@ -107,24 +106,6 @@ VerifyOptions parse(const std::vector<std::string>& args) {
   o.request.referencePath = positional[0];
   o.request.candidatePath = positional[1];
   return o;
-}
-
-/// Ctrl-C stops the verification cleanly (its processes are killed, nothing half-stored).
-std::stop_source& interruptSource() {
-  static std::stop_source source;
-  return source;
-}
-
-void watchForInterrupt() {
-  static sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([] {
-    int signal = 0;
-    if (sigwait(&set, &signal) == 0) interruptSource().request_stop();
-  }).detach();
 }
 
 void storeOutcome(const VerifyOptions& o, const VerifyOutcome& outcome, std::ostream& err) {

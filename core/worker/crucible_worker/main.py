@@ -1,11 +1,12 @@
-"""Dispatches a stage: static, reference or candidate (docs/WORKER_PROTOCOL.md)."""
+"""Dispatches a stage: static, reference, candidate (docs/WORKER_PROTOCOL.md) or synthcheck
+(the run check of `crucible tasks synth`)."""
 import json
 import sys
 import traceback
 
 from .channel import open_channel
 
-STAGES = ("static", "reference", "candidate")
+STAGES = ("static", "reference", "candidate", "synthcheck")
 
 
 def _stage_module(stage):
@@ -13,6 +14,8 @@ def _stage_module(stage):
         from . import static_stage as module
     elif stage == "reference":
         from . import reference_stage as module
+    elif stage == "synthcheck":
+        from . import synth_check_stage as module
     else:
         from . import candidate_stage as module
     return module
@@ -20,7 +23,7 @@ def _stage_module(stage):
 
 def main(argv):
     if len(argv) != 2 or argv[0] not in STAGES:
-        print("usage: worker.py {static|reference|candidate} JOB.json", file=sys.stderr)
+        print("usage: worker.py {static|reference|candidate|synthcheck} JOB.json", file=sys.stderr)
         return 2
     stage, job_path = argv
     channel = open_channel()
