@@ -154,7 +154,7 @@ SynthReport synthesize(const SynthOptions& o, const SynthProgressFn& progress,
   while (static_cast<int>(report.tasks.size()) < o.count && !stop.stop_requested()) {
     // Gather a batch of candidates with shapes, so one worker process checks several.
     const int remaining = o.count - static_cast<int>(report.tasks.size());
-    const int batchSize = o.runCheck ? std::min(remaining + 2, 16) : 1;
+    const int batchSize = o.runCheck ? std::min(remaining + 2, 32) : 1;
     std::vector<Candidate> batch;
     while (static_cast<int>(batch.size()) < batchSize && !stop.stop_requested()) {
       if (next >= maxCandidates) {

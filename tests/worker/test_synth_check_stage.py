@@ -99,10 +99,15 @@ def test_stage_saves_each_output_of_each_trial(tmp_path):
     assert "mat1 and mat2" in second["error"]["message"] or "shapes" in second["error"]["message"]
 
 
-def _synth(tmp_path, name, seed, *extra):
+def _binary():
     binary = os.environ.get("CRUCIBLE_BIN")
     if not binary:
         pytest.skip("CRUCIBLE_BIN is not set (run through ctest)")
+    return binary
+
+
+def _synth(tmp_path, name, seed):
+    binary = _binary()
     out = tmp_path / name
     done = subprocess.run([binary, "tasks", "synth", "--ops", "3", "--count", "3", "--seed",
                            str(seed), "--out", str(out), "--json"],
@@ -136,3 +141,47 @@ def test_synthesized_tasks_run_and_one_seed_gives_the_same_bytes(tmp_path):
             outputs = model(*module.get_inputs())
         for t in value_pack.tensors_in(outputs):
             assert torch.isfinite(t.double()).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--count", "2", "--out", "X"], "needs --ops"),
+    (["--ops", "0", "--count", "2", "--out", "X"], "--ops needs a whole number >= 1"),
+    (["--ops", "2", "--count", "two", "--out", "X"], "--count needs a whole number"),
+    (["--ops", "2", "--count", "2"], "needs --out"),
+    (["--ops", "2", "--count", "2", "--out", "X", "--bogus", "1"], "unknown option '--bogus'"),
+    (["--ops", "2", "--count", "2", "--out", "X", "--min-flops", "9", "--max-flops", "8"],
+     "min-flops"),
+])
+def test_bad_flags_exit_2_with_a_message_naming_the_flag(tmp_path, args, message):
+    binary = _binary()
+    args = [str(tmp_path / "out") if a == "X" else a for a in args]
+    done = subprocess.run([binary, "tasks", "synth", *args], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert not (tmp_path / "out" / "index.json").exists()
+
+
+def test_a_non_empty_folder_needs_force(tmp_path):
+    binary = _binary()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    base = [binary, "tasks", "synth", "--ops", "2", "--count", "2", "--out", str(out),
+            "--no-check"]
+    refused = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    forced = subprocess.run(base + ["--force"], capture_output=True, text=True, timeout=60)
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "keep.txt").read_text() == "mine"
+    assert len(json.loads((out / "index.json").read_text())) == 2
+
+
+def test_tasks_list_reads_the_bundled_corpus():
+    binary = _binary()
+    done = subprocess.run([binary, "tasks", "list", "--json"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(repo, "resources", "tasks", "index.json")) as f:
+        assert json.loads(done.stdout) == json.load(f)
