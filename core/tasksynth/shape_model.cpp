@@ -13,6 +13,8 @@ namespace {
 
 using namespace Gecode;
 constexpr int R = kMaxRank;
+/// Bytes per element of cosine_similarity's broadcast temporaries (three float32 products).
+constexpr int kBroadcastTemporaries = 12;
 
 /// The variables that describe one tensor: rank and dims in the right-aligned frame (positions
 /// before the rank hold 1), and the element count.
@@ -178,7 +180,13 @@ class ModelBuilder {
         broadcast(in, joined);
         const IntVar p = dimPosition(joined.rank, params, "dim");
         reduce(joined, out, p, IntVar(home_, 0, 0), op.minExtent);
-        rel(home_, flops == c * (in[0].numel + in[1].numel));
+        // PyTorch materialises the broadcast products (x*y, x*x, y*y): they cost time and
+        // memory, however small the inputs.
+        joined.numel = product({joined.dims[0], joined.dims[1], joined.dims[2], joined.dims[3]},
+                               bounds_.maxBytes / kBroadcastTemporaries);
+        byteTerms_ << joined.numel;
+        byteCoefficients_ << kBroadcastTemporaries;
+        rel(home_, flops == c * joined.numel);
         break;
       }
       case ShapeRule::Matmul:

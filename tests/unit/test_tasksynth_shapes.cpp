@@ -161,6 +161,9 @@ void expectSatisfied(const Program& p, const ShapeSolution& s, const ShapeBounds
     const auto expected = expectedOutput(*node.op, in, s.params[n]);
     ASSERT_TRUE(expected.has_value()) << node.op->name << " rejects its solved inputs";
     EXPECT_EQ(*expected, s.shapes[node.output]) << node.op->name;
+    if (node.op->rule == ShapeRule::BroadcastReduce) {
+      bytes += 12 * elementCount(*broadcastShapes(in));  // the materialised products
+    }
     const auto& pr = s.params[n];
     if (node.op->rule == ShapeRule::Linear) {
       bytes += 4LL * (pr.at("in_features") + 1) * pr.at("out_features");
