@@ -1,0 +1,25 @@
+// Code-point classes that the byte-level BPE pre-tokenizers need (\p{L}, \p{N}, \s), so that the
+// Llama-3 / Qwen2 / GPT-2 split patterns can be matched by hand without a Unicode regex engine.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace crucible::model {
+
+struct CodePointRange {
+  char32_t first;
+  char32_t last;
+};
+
+namespace unicode_table {
+extern const std::vector<CodePointRange> kLetters;  // general category L*
+extern const std::vector<CodePointRange> kNumbers;  // general category N*
+}  // namespace unicode_table
+
+bool isLetter(char32_t cp);
+bool isNumber(char32_t cp);
+// Oniguruma's Unicode \s (the White_Space property), which Hugging Face tokenizers uses.
+bool isWhitespace(char32_t cp);
+
+}  // namespace crucible::model
