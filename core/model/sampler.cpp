@@ -1,0 +1,65 @@
+#include "core/model/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <vector>
+
+namespace crucible::model {
+
+void to_json(nlohmann::json& j, const SamplingParams& p) {
+  j = {{"temperature", p.temperature}, {"top_k", p.topK}, {"top_p", p.topP}, {"seed", p.seed}};
+}
+
+void from_json(const nlohmann::json& j, SamplingParams& p) {
+  p.temperature = j.value("temperature", 0.0);
+  p.topK = j.value("top_k", 0);
+  p.topP = j.value("top_p", 1.0);
+  p.seed = j.value("seed", std::uint64_t{0});
+}
+
+int Sampler::sample(std::span<const float> logits) {
+  if (logits.empty()) return -1;
+  if (params_.temperature <= 0.0)
+    return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  // Candidates by descending logit (ties by id), cut by top-k.
+  std::vector<int> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::size_t keep =
+      params_.topK > 0 ? std::min<std::size_t>(params_.topK, order.size()) : order.size();
+  const auto byLogit = [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                    byLogit);
+  order.resize(keep);
+  // Softmax at the temperature, in double so the cut and the draw do not depend on summation order.
+  std::vector<double> probs(keep);
+  const double top = logits[order[0]];
+  double total = 0;
+  for (std::size_t i = 0; i < keep; ++i)
+    total += probs[i] = std::exp((logits[order[i]] - top) / params_.temperature);
+  // Top-p: the smallest prefix whose mass reaches p (always at least one token).
+  std::size_t n = keep;
+  if (params_.topP < 1.0) {
+    double mass = 0;
+    for (std::size_t i = 0; i < keep; ++i) {
+      mass += probs[i] / total;
+      if (mass >= params_.topP) {
+        n = i + 1;
+        break;
+      }
+    }
+  }
+  const double kept =
+      std::accumulate(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(n), 0.0);
+  double r = std::uniform_real_distribution<double>(0.0, kept)(rng_);
+  for (std::size_t i = 0; i < n; ++i) {
+    r -= probs[i];
+    if (r < 0) return order[i];
+  }
+  return order[n - 1];
+}
+
+}  // namespace crucible::model

@@ -1,0 +1,106 @@
+#include "model/torch_decoder.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/model_error.h"
+#include "core/model/safetensors.h"
+#include "model/transformer.h"
+
+namespace crucible::model {
+namespace {
+
+at::Device parseDevice(const std::string& name) {
+  if (name == "cpu") return at::Device(at::kCPU);
+  if (name.rfind("cuda", 0) == 0) {
+    if (!at::hasCUDA()) throw ModelError("device '" + name + "': no CUDA device available");
+    return at::Device(name);
+  }
+  throw ModelError("device '" + name + "' is not cpu, cuda or cuda:N");
+}
+
+at::ScalarType parseDtype(const std::string& name, const std::string& checkpoint,
+                          at::Device device) {
+  const std::string chosen = name == "auto" ? (device.is_cpu() ? "float32" : checkpoint) : name;
+  if (chosen == "float32") return at::kFloat;
+  if (chosen == "float16") return at::kHalf;
+  if (chosen == "bfloat16") return at::kBFloat16;
+  throw ModelError("dtype '" + name + "' is not auto, float32, float16 or bfloat16");
+}
+
+std::vector<float> toVector(const at::Tensor& t) {
+  const at::Tensor cpu = t.to(at::kCPU, at::kFloat).contiguous();
+  return std::vector<float>(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
+}
+
+class TorchDecoder final : public Decoder {
+ public:
+  TorchDecoder(const ModelFolder& folder, at::Device device, at::ScalarType dtype)
+      : model_(folder.config, SafetensorsFolder(folder.path), device, dtype) {}
+
+  std::int64_t vocabSize() const override { return model_.config().vocabSize; }
+
+  std::vector<float> prefill(const std::vector<int>& ids, int rows) override {
+    cache_ = KVCache{};
+    const at::Tensor logits = model_.forward(tokens({ids}), cache_);
+    for (std::size_t l = 0; l < cache_.keys.size(); ++l) {
+      cache_.keys[l] = cache_.keys[l].narrow(2, 0, cache_.length).repeat({rows, 1, 1, 1});
+      cache_.values[l] = cache_.values[l].narrow(2, 0, cache_.length).repeat({rows, 1, 1, 1});
+    }
+    return toVector(logits[0]);
+  }
+
+  std::vector<float> step(const std::vector<int>& next) override {
+    std::vector<std::vector<int>> column;
+    for (int t : next) column.push_back({t});
+    return toVector(model_.forward(tokens(column), cache_));
+  }
+
+  void keepRows(const std::vector<int>& rows) override {
+    const at::Tensor index =
+        at::tensor(std::vector<std::int64_t>(rows.begin(), rows.end()), at::kLong)
+            .to(model_.device());
+    for (std::size_t l = 0; l < cache_.keys.size(); ++l) {
+      cache_.keys[l] = cache_.keys[l].index_select(0, index);
+      cache_.values[l] = cache_.values[l].index_select(0, index);
+    }
+  }
+
+  std::vector<std::vector<float>> logits(const std::vector<int>& ids) override {
+    KVCache cache;
+    const at::Tensor all = model_.forward(tokens({ids}), cache, true)[0];
+    std::vector<std::vector<float>> out;
+    for (std::int64_t i = 0; i < all.size(0); ++i) out.push_back(toVector(all[i]));
+    return out;
+  }
+
+  nlohmann::json describe() const override {
+    return {{"backend", "libtorch"},
+            {"device", model_.device().str()},
+            {"dtype", std::string(c10::toString(model_.dtype()))},
+            {"threads", at::get_num_threads()}};
+  }
+
+ private:
+  at::Tensor tokens(const std::vector<std::vector<int>>& rows) const {
+    const auto width = static_cast<std::int64_t>(rows.front().size());
+    std::vector<std::int64_t> flat;
+    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+    return at::tensor(flat, at::kLong).view({static_cast<std::int64_t>(rows.size()), width});
+  }
+
+  Transformer model_;
+  KVCache cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Decoder> makeTorchDecoder(const ModelFolder& folder, const std::string& device,
+                                          const std::string& dtype) {
+  const at::Device dev = parseDevice(device);
+  return std::make_unique<TorchDecoder>(folder, dev, parseDtype(dtype, folder.config.dtype, dev));
+}
+
+}  // namespace crucible::model

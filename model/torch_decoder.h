@@ -1,0 +1,18 @@
+// The Decoder interface on the libtorch Transformer: the prompt once, its cache repeated for the
+// n candidate rows, one batched step per token.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/model/decoder.h"
+#include "core/model/model_folder.h"
+
+namespace crucible::model {
+
+// device: cpu, cuda, cuda:N; dtype: auto (float32 on the CPU, the checkpoint's on CUDA), float32,
+// float16, bfloat16. Throws ModelError for what this build or machine cannot do.
+std::unique_ptr<Decoder> makeTorchDecoder(const ModelFolder& folder, const std::string& device,
+                                          const std::string& dtype);
+
+}  // namespace crucible::model

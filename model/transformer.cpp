@@ -1,0 +1,205 @@
+#include "model/transformer.h"
+
+#include <cmath>
+
+#include "core/model/model_error.h"
+
+namespace crucible::model {
+namespace {
+
+at::ScalarType scalarType(const std::string& dtype, const std::string& name) {
+  if (dtype == "F32") return at::kFloat;
+  if (dtype == "F16") return at::kHalf;
+  if (dtype == "BF16") return at::kBFloat16;
+  throw ModelError("tensor '" + name + "' has dtype " + dtype + " (supported: F32, F16, BF16)");
+}
+
+class WeightLoader {
+ public:
+  WeightLoader(const SafetensorsFolder& folder, at::Device device, at::ScalarType dtype)
+      : folder_(folder), device_(device), dtype_(dtype) {}
+
+  at::Tensor get(const std::string& name, std::vector<std::int64_t> shape) const {
+    return convert(name, folder_.at(name), shape);
+  }
+  at::Tensor optional(const std::string& name, std::vector<std::int64_t> shape) const {
+    const TensorView* view = folder_.find(name);
+    return view ? convert(name, *view, shape) : at::Tensor();
+  }
+
+ private:
+  at::Tensor convert(const std::string& name, const TensorView& view,
+                     const std::vector<std::int64_t>& shape) const {
+    if (view.shape != shape) {
+      std::string got, want;
+      for (auto d : view.shape) got += std::to_string(d) + ",";
+      for (auto d : shape) want += std::to_string(d) + ",";
+      throw ModelError("tensor '" + name + "' has shape [" + got + "], config.json implies [" +
+                       want + "]");
+    }
+    // from_blob over the read-only mapping; .to() copies, so nothing writes the mapping.
+    const at::Tensor mapped =
+        at::from_blob(const_cast<std::byte*>(view.data), view.shape,
+                      at::TensorOptions().dtype(scalarType(view.dtype, name)));
+    return mapped.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true).contiguous();
+  }
+
+  const SafetensorsFolder& folder_;
+  at::Device device_;
+  at::ScalarType dtype_;
+};
+
+// HF's inverse frequencies, computed in float32 the way transformers does, with Llama-3.1's
+// wavelength-dependent rescaling when rope_scaling.rope_type is llama3.
+at::Tensor inverseFrequencies(const ModelConfig& c) {
+  const auto dim = static_cast<double>(c.headDim);
+  at::Tensor exponents = at::arange(0, c.headDim, 2, at::kLong).to(at::kFloat) / dim;
+  at::Tensor inv = 1.0 / at::pow(c.ropeTheta, exponents);
+  if (c.ropeScaling.type != "llama3") return inv;
+  const RopeScaling& s = c.ropeScaling;
+  const double oldContext = static_cast<double>(s.originalMaxPosition);
+  const double lowWavelen = oldContext / s.lowFreqFactor;
+  const double highWavelen = oldContext / s.highFreqFactor;
+  const at::Tensor wavelen = 2 * M_PI / inv;
+  at::Tensor scaled = at::where(wavelen > lowWavelen, inv / s.factor, inv);
+  const at::Tensor smooth =
+      (oldContext / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+  const at::Tensor smoothed = (1 - smooth) * scaled / s.factor + smooth * scaled;
+  const at::Tensor medium = (wavelen >= highWavelen).logical_and(wavelen <= lowWavelen);
+  return at::where(medium, smoothed, scaled);
+}
+
+at::Tensor rotateHalf(const at::Tensor& x) {
+  const auto half = x.size(-1) / 2;
+  return at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+}  // namespace
+
+Transformer::Transformer(const ModelConfig& config, const SafetensorsFolder& weights,
+                         at::Device device, at::ScalarType dtype)
+    : config_(config), device_(device), dtype_(dtype) {
+  const WeightLoader w(weights, device, dtype);
+  const auto H = config.hiddenSize, I = config.intermediateSize, D = config.headDim;
+  const auto q = config.heads * D, kv = config.kvHeads * D;
+  embed_ = w.get("model.embed_tokens.weight", {config.vocabSize, H});
+  finalNorm_ = w.get("model.norm.weight", {H});
+  lmHead_ = config.tieWordEmbeddings ? embed_ : w.optional("lm_head.weight", {config.vocabSize, H});
+  if (!lmHead_.defined()) lmHead_ = embed_;  // some tied checkpoints omit the flag
+  for (std::int64_t i = 0; i < config.layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    Layer l;
+    l.inputNorm = w.get(p + "input_layernorm.weight", {H});
+    l.postNorm = w.get(p + "post_attention_layernorm.weight", {H});
+    l.q = w.get(p + "self_attn.q_proj.weight", {q, H});
+    l.k = w.get(p + "self_attn.k_proj.weight", {kv, H});
+    l.v = w.get(p + "self_attn.v_proj.weight", {kv, H});
+    l.o = w.get(p + "self_attn.o_proj.weight", {H, q});
+    if (config.attentionBias) {
+      l.qBias = w.get(p + "self_attn.q_proj.bias", {q});
+      l.kBias = w.get(p + "self_attn.k_proj.bias", {kv});
+      l.vBias = w.get(p + "self_attn.v_proj.bias", {kv});
+    }
+    if (config.qkNorm) {
+      l.qNorm = w.get(p + "self_attn.q_norm.weight", {D});
+      l.kNorm = w.get(p + "self_attn.k_norm.weight", {D});
+    }
+    l.gate = w.get(p + "mlp.gate_proj.weight", {I, H});
+    l.up = w.get(p + "mlp.up_proj.weight", {I, H});
+    l.down = w.get(p + "mlp.down_proj.weight", {H, I});
+    layers_.push_back(std::move(l));
+  }
+  invFreq_ = inverseFrequencies(config).to(device);
+}
+
+// As transformers' LlamaRMSNorm: normalise in float32, scale in the model's dtype.
+at::Tensor Transformer::rmsNorm(const at::Tensor& x, const at::Tensor& weight) const {
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, true) + config_.rmsEps);
+  return weight * normed.to(x.scalar_type());
+}
+
+void Transformer::appendToCache(KVCache& cache, std::int64_t layer, const at::Tensor& k,
+                                const at::Tensor& v) const {
+  at::Tensor& keys = cache.keys[layer];
+  at::Tensor& values = cache.values[layer];
+  const auto needed = cache.length + k.size(2);
+  if (!keys.defined() || keys.size(2) < needed) {
+    // Grow geometrically so decoding copies the cache O(log n) times, not every step.
+    const auto capacity = std::max<std::int64_t>(needed, keys.defined() ? 2 * keys.size(2) : 256);
+    at::Tensor bigger = at::empty({k.size(0), k.size(1), capacity, k.size(3)}, k.options());
+    at::Tensor biggerV = at::empty_like(bigger);
+    if (keys.defined() && cache.length > 0) {
+      bigger.narrow(2, 0, cache.length).copy_(keys.narrow(2, 0, cache.length));
+      biggerV.narrow(2, 0, cache.length).copy_(values.narrow(2, 0, cache.length));
+    }
+    keys = bigger;
+    values = biggerV;
+  }
+  keys.narrow(2, cache.length, k.size(2)).copy_(k);
+  values.narrow(2, cache.length, v.size(2)).copy_(v);
+}
+
+at::Tensor Transformer::attention(const Layer& l, const at::Tensor& x, std::int64_t layerIndex,
+                                  KVCache& cache, const at::Tensor& cos,
+                                  const at::Tensor& sin) const {
+  const auto B = x.size(0), T = x.size(1), D = config_.headDim;
+  at::Tensor q = at::linear(x, l.q, l.qBias).view({B, T, config_.heads, D});
+  at::Tensor k = at::linear(x, l.k, l.kBias).view({B, T, config_.kvHeads, D});
+  at::Tensor v = at::linear(x, l.v, l.vBias).view({B, T, config_.kvHeads, D});
+  if (config_.qkNorm) {
+    q = rmsNorm(q, l.qNorm);
+    k = rmsNorm(k, l.kNorm);
+  }
+  q = q.transpose(1, 2);
+  k = k.transpose(1, 2);
+  v = v.transpose(1, 2);
+  q = q * cos + rotateHalf(q) * sin;
+  k = k * cos + rotateHalf(k) * sin;
+  appendToCache(cache, layerIndex, k, v);
+  const auto total = cache.length + T;
+  at::Tensor keys = cache.keys[layerIndex].narrow(2, 0, total);
+  at::Tensor values = cache.values[layerIndex].narrow(2, 0, total);
+  const auto groups = config_.heads / config_.kvHeads;
+  if (groups > 1) {
+    keys = keys.repeat_interleave(groups, 1);
+    values = values.repeat_interleave(groups, 1);
+  }
+  // Query i (absolute position length + i) sees keys 0 .. length + i.
+  std::optional<at::Tensor> mask;
+  if (T > 1) {
+    const at::Tensor qPos =
+        at::arange(cache.length, total, at::TensorOptions().dtype(at::kLong).device(device_));
+    const at::Tensor kPos =
+        at::arange(0, total, at::TensorOptions().dtype(at::kLong).device(device_));
+    mask = kPos.unsqueeze(0) <= qPos.unsqueeze(1);
+  }
+  const at::Tensor out = at::scaled_dot_product_attention(q, keys, values, mask);
+  return at::linear(out.transpose(1, 2).reshape({B, T, config_.heads * D}), l.o);
+}
+
+at::Tensor Transformer::forward(const at::Tensor& tokens, KVCache& cache, bool allPositions) const {
+  const auto T = tokens.size(1);
+  if (cache.keys.empty()) {
+    cache.keys.resize(layers_.size());
+    cache.values.resize(layers_.size());
+  }
+  const at::Tensor positions = at::arange(cache.length, cache.length + T,
+                                          at::TensorOptions().dtype(at::kFloat).device(device_));
+  const at::Tensor freqs = positions.unsqueeze(1) * invFreq_.unsqueeze(0);
+  const at::Tensor emb = at::cat({freqs, freqs}, -1);
+  const at::Tensor cos = emb.cos().to(dtype_), sin = emb.sin().to(dtype_);
+
+  at::Tensor x = at::embedding(embed_, tokens.to(device_));
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& l = layers_[i];
+    x = x + attention(l, rmsNorm(x, l.inputNorm), static_cast<std::int64_t>(i), cache, cos, sin);
+    const at::Tensor h = rmsNorm(x, l.postNorm);
+    x = x + at::linear(at::silu(at::linear(h, l.gate)) * at::linear(h, l.up), l.down);
+  }
+  cache.length += T;
+  if (!allPositions) x = x.select(1, T - 1);
+  return at::linear(rmsNorm(x, finalNorm_), lmHead_).to(at::kFloat);
+}
+
+}  // namespace crucible::model

@@ -1,0 +1,54 @@
+// The decoder of the Llama / Qwen2 / Qwen3 families on ATen: RMSNorm, rotate_half RoPE (with
+// Llama-3.1 scaling), grouped-query attention with optional q/k/v bias and per-head q/k norms,
+// SwiGLU MLP, tied or separate output head; a KV cache per batch row.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "core/model/model_config.h"
+#include "core/model/safetensors.h"
+
+namespace crucible::model {
+
+// Keys and values of every layer, [batch, kv_heads, capacity, head_dim]; `length` positions used.
+struct KVCache {
+  std::vector<at::Tensor> keys, values;
+  std::int64_t length = 0;
+};
+
+class Transformer {
+ public:
+  // Copies the weights out of the mapped checkpoint into `dtype` on `device`.
+  Transformer(const ModelConfig& config, const SafetensorsFolder& weights, at::Device device,
+              at::ScalarType dtype);
+
+  // tokens: [batch, T] int64 positions cache.length ... ; appends to the cache. Returns float32
+  // logits [batch, T, vocab] (allPositions) or [batch, vocab] for the last position only.
+  at::Tensor forward(const at::Tensor& tokens, KVCache& cache, bool allPositions = false) const;
+
+  const ModelConfig& config() const { return config_; }
+  at::Device device() const { return device_; }
+  at::ScalarType dtype() const { return dtype_; }
+
+ private:
+  struct Layer {
+    at::Tensor inputNorm, postNorm;
+    at::Tensor q, k, v, o, qBias, kBias, vBias, qNorm, kNorm;
+    at::Tensor gate, up, down;
+  };
+  at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
+  at::Tensor attention(const Layer& layer, const at::Tensor& x, std::int64_t layerIndex,
+                       KVCache& cache, const at::Tensor& cos, const at::Tensor& sin) const;
+  void appendToCache(KVCache& cache, std::int64_t layer, const at::Tensor& k,
+                     const at::Tensor& v) const;
+
+  ModelConfig config_;
+  at::Device device_;
+  at::ScalarType dtype_;
+  at::Tensor embed_, finalNorm_, lmHead_, invFreq_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace crucible::model
