@@ -1,0 +1,129 @@
+// The model engine's file readers and sampler: safetensors, config.json, sampling rules.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/model/model_config.h"
+#include "core/model/model_error.h"
+#include "core/model/safetensors.h"
+#include "core/model/sampler.h"
+
+using namespace crucible::model;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path scratch(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("crucible_model_unit_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+void writeSafetensors(const fs::path& path, const nlohmann::json& header, const std::string& data) {
+  const std::string text = header.dump();
+  const std::uint64_t n = text.size();
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&n), 8);
+  out << text << data;
+}
+
+std::string messageOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(ModelSafetensors, ReadsDtypeShapeAndBytes) {
+  const fs::path p = scratch("one.safetensors");
+  const float values[3] = {1.5f, -2.0f, 3.25f};
+  writeSafetensors(p,
+                   {{"__metadata__", {{"format", "pt"}}},
+                    {"w", {{"dtype", "F32"}, {"shape", {3}}, {"data_offsets", {0, 12}}}}},
+                   std::string(reinterpret_cast<const char*>(values), 12));
+  const SafetensorsFile file(p);
+  ASSERT_EQ(file.tensors().size(), 1u);
+  const TensorView& w = file.tensors().at("w");
+  EXPECT_EQ(w.dtype, "F32");
+  EXPECT_EQ(w.shape, (std::vector<std::int64_t>{3}));
+  float back[3];
+  std::memcpy(back, w.data, 12);
+  EXPECT_EQ(back[2], 3.25f);
+}
+
+TEST(ModelSafetensors, MalformedFilesAreErrorsNamingFileAndTensor) {
+  const fs::path p = scratch("bad.safetensors");
+  writeSafetensors(p, {{"w", {{"dtype", "F32"}, {"shape", {4}}, {"data_offsets", {0, 16}}}}},
+                   std::string(8, '\0'));
+  std::string m = messageOf([&] { SafetensorsFile f(p); });
+  EXPECT_NE(m.find("bad.safetensors"), std::string::npos) << m;
+  EXPECT_NE(m.find("'w'"), std::string::npos) << m;
+  writeSafetensors(p, {{"w", {{"dtype", "F32"}, {"shape", {3}}, {"data_offsets", {0, 8}}}}},
+                   std::string(8, '\0'));
+  EXPECT_NE(messageOf([&] { SafetensorsFile f(p); }).find("do not match"), std::string::npos);
+  std::ofstream(p, std::ios::binary) << "\xff\xff\xff\xff\xff\xff\xff\x7f{}";
+  EXPECT_NE(messageOf([&] { SafetensorsFile f(p); }).find("past the file"), std::string::npos);
+  EXPECT_NE(messageOf([&] {
+              SafetensorsFolder f(p.parent_path() / "nothing");
+            }).find("no model.safetensors"),
+            std::string::npos);
+}
+
+TEST(ModelConfigJson, ReadsFamiliesFlagsAndLlama3Scaling) {
+  const auto llama = ModelConfig::fromJson(
+      {{"architectures", {"LlamaForCausalLM"}},
+       {"vocab_size", 100},
+       {"hidden_size", 64},
+       {"intermediate_size", 128},
+       {"num_hidden_layers", 2},
+       {"num_attention_heads", 4},
+       {"num_key_value_heads", 2},
+       {"tie_word_embeddings", true},
+       {"rope_scaling",
+        {{"rope_type", "llama3"}, {"factor", 8.0}, {"original_max_position_embeddings", 8192}}}},
+      "config.json");
+  EXPECT_EQ(llama.headDim, 16);
+  EXPECT_EQ(llama.ropeScaling.type, "llama3");
+  EXPECT_FALSE(llama.attentionBias);
+  // embed (tied) + 2 layers (q 64x64, k/v 64x32 each, o 64x64, 3 MLP 64x128, 2 norms) + final norm
+  EXPECT_EQ(llama.parameterCount(), 100 * 64 + 2 * (64 * 128 + 64 * 64 + 3 * 64 * 128 + 128) + 64);
+  auto qwen2 = nlohmann::json{{"architectures", {"Qwen2ForCausalLM"}},
+                              {"vocab_size", 10},
+                              {"hidden_size", 8},
+                              {"intermediate_size", 8},
+                              {"num_hidden_layers", 1},
+                              {"num_attention_heads", 2}};
+  EXPECT_TRUE(ModelConfig::fromJson(qwen2, "c").attentionBias);
+  qwen2["architectures"] = {"GPTNeoXForCausalLM"};
+  EXPECT_NE(
+      messageOf([&] { ModelConfig::fromJson(qwen2, "c.json"); }).find("unsupported architecture"),
+      std::string::npos);
+}
+
+TEST(ModelSampler, GreedyTopKOneAndTinyTopPAllPickTheArgmax) {
+  const std::vector<float> logits = {0.1f, 2.0f, 1.9f, -1.0f};
+  EXPECT_EQ(Sampler({0.0, 0, 1.0, 0}, 0).sample(logits), 1);
+  Sampler topK({1.0, 1, 1.0, 0}, 42), topP({1.0, 0, 1e-6, 0}, 42);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(topK.sample(logits), 1);
+    EXPECT_EQ(topP.sample(logits), 1);
+  }
+}
+
+TEST(ModelSampler, SameSeedSameDrawsAndFrequenciesFollowTheSoftmax) {
+  const std::vector<float> logits = {0.0f, std::log(3.0f)};  // probabilities 1/4, 3/4
+  Sampler a({1.0, 0, 1.0, 0}, 9), b({1.0, 0, 1.0, 0}, 9);
+  int ones = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const int x = a.sample(logits);
+    EXPECT_EQ(x, b.sample(logits));
+    ones += x;
+  }
+  EXPECT_NEAR(ones / 4000.0, 0.75, 0.03);
+}
