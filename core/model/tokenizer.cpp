@@ -6,6 +6,7 @@
 
 #include "core/model/byte_level.h"
 #include "core/model/model_error.h"
+#include "core/model/nfc.h"
 #include "core/model/unicode_table.h"
 #include "core/model/utf8.h"
 
@@ -119,6 +120,7 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& source) {
     const json& norm = j.value("normalizer", json());
     if (!norm.is_null() && norm.value("type", "") != "NFC")
       fail(source, "unsupported normalizer '" + norm.value("type", "") + "'");
+    t.nfc_ = !norm.is_null();
 
     auto place = [&](int id, std::string bytes, bool special) {
       if (id < 0) fail(source, "negative token id");
@@ -223,6 +225,11 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool addSpecialTokens)
 
 void Tokenizer::encodeOrdinary(std::string_view text, std::vector<int>& out) const {
   if (text.empty()) return;
+  std::string normalized;
+  if (nfc_) {
+    normalized = toNfc(text);
+    text = normalized;
+  }
   std::string prefixed;
   if (addPrefixSpace_ && text.front() != ' ') {
     prefixed = " " + std::string(text);

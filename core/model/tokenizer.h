@@ -60,6 +60,7 @@ class Tokenizer {
   std::vector<PreTokenizerStep> steps_;
   bool addPrefixSpace_ = false;
   bool ignoreMerges_ = false;
+  bool nfc_ = false;         // the normalizer: NFC or none
   std::vector<int> prefix_;  // post-processor ids around a single sequence
   std::vector<int> suffix_;
 };

@@ -12,9 +12,25 @@ struct CodePointRange {
   char32_t last;
 };
 
+struct CombiningClass {
+  char32_t cp;
+  int ccc;  // canonical combining class, non-zero
+};
+
+// A canonical decomposition of one or two code points (second 0 when one); `composes` when the
+// pair is a primary composite that NFC recomposes. Hangul syllables are algorithmic, not listed.
+struct CanonicalDecomposition {
+  char32_t cp;
+  char32_t first;
+  char32_t second;
+  bool composes;
+};
+
 namespace unicode_table {
-extern const std::vector<CodePointRange> kLetters;  // general category L*
-extern const std::vector<CodePointRange> kNumbers;  // general category N*
+extern const std::vector<CodePointRange> kLetters;                  // general category L*
+extern const std::vector<CodePointRange> kNumbers;                  // general category N*
+extern const std::vector<CombiningClass> kCombiningClasses;         // sorted by cp
+extern const std::vector<CanonicalDecomposition> kDecompositions;  // sorted by cp
 }  // namespace unicode_table
 
 bool isLetter(char32_t cp);

@@ -5,11 +5,12 @@ For each byte-level BPE family (llama3, qwen2, gpt2 as in SmolLM2) it trains a s
 Hugging Face `tokenizers` in that family's configuration (split pattern, ignore_merges,
 normalizer, added tokens, post-processor), saves OUT/<family>/tokenizer.json, and writes
 OUT/<family>/expected.jsonl: for each text of a hard corpus, the ids `tokenizers` gives with and
-without special tokens. tests/model/test_tokenizer.cpp checks crucible's tokenizer against them.
+without special tokens, and the text after the family's normalizer (NFC for qwen2). tests/model/test_tokenizer.cpp checks crucible's tokenizer against them.
 
 usage: make_tokenizers.py OUT_DIR
 """
 import json
+import re
 import pathlib
 import sys
 
@@ -51,7 +52,9 @@ CORPUS = [
     "math ∑∫√π ≈ 3.14159, ½ ¾ Ⅻ ²³ ١٢٣ ۴۵۶ ०१२",
     "nbsp\u00a0here\u00a0\u00a0twice, ideographic\u3000space, en\u2002space, zwsp\u200bhere",
     "mixed \t \n \t\n  \n\n\t  end", "trailing newline spaces  \n   ", "!!!\n\n\nabc",
-    "ſ 'ſ 'ſſ Kelvin K 'K", "\u00e9 precomposed", "\x00\x01\x7f control \x1b[0m",
+    "ſ 'ſ 'ſſ Kelvin K 'K", "\u00e9 precomposed", "e\u0301 decomposed cafe\u0301 A\u030a \u212b",
+    "q\u0307\u0323 a\u0328\u0301 \u1e0b\u0323 \u0f73 \u1100\u1161\u11a8 \uac00\u11a8 \u0b47\u0b3e",
+    "Hangul \u1112\u1161\u11ab\u1100\u1173\u11af and compatibility \ufb01 \u2460 stay", "\x00\x01\x7f control \x1b[0m",
     "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
     "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
     "text<|endoftext|>more<|end_of_text|>and <|eot_id|> spaced <|im_end|>x",
@@ -60,6 +63,8 @@ CORPUS = [
     "longwordwithoutspacesthatgoesonandonforeverandeveraaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
     " " * 40 + "x" + "\n" * 10 + "y" + "\t" * 7,
 ]
+
+SPECIAL_RE = "(<\\|[a-z_]+\\|>)"
 
 FAMILIES = {
     "llama3": dict(pattern=LLAMA3, ignore_merges=True, nfc=False,
@@ -103,6 +108,14 @@ def build(cfg):
     return Tokenizer.from_str(json.dumps(data))
 
 
+def normalized(tok, text):
+    """The text as the normalizer leaves it, special tokens untouched (they are not normalized)."""
+    if tok.normalizer is None:
+        return text
+    return "".join(tok.normalizer.normalize_str(piece) if i % 2 == 0 else piece
+                   for i, piece in enumerate(re.split(SPECIAL_RE, text)))
+
+
 def main():
     out = pathlib.Path(sys.argv[1])
     for family, cfg in FAMILIES.items():
@@ -113,7 +126,8 @@ def main():
         with open(folder / "expected.jsonl", "w", encoding="utf-8") as f:
             for text in CORPUS:
                 row = {"text": text, "ids": tok.encode(text).ids,
-                       "ids_plain": tok.encode(text, add_special_tokens=False).ids}
+                       "ids_plain": tok.encode(text, add_special_tokens=False).ids,
+                       "normalized": normalized(tok, text)}
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"tokenizer fixtures in {out}")
 

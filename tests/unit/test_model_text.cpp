@@ -7,6 +7,7 @@
 #include "core/model/candidate_text.h"
 #include "core/model/chat_template.h"
 #include "core/model/model_error.h"
+#include "core/model/nfc.h"
 #include "core/model/pretokenizer.h"
 #include "core/model/utf8.h"
 
@@ -120,4 +121,14 @@ TEST(ModelChatTemplate, Llama31OpensWithTheKnowledgeCutoffSystemTurn) {
             "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>"
             "<|start_header_id|>assistant<|end_header_id|>\n\n");
   EXPECT_THROW(ChatTemplate::detect("{{ messages }}"), ModelError);
+}
+
+TEST(ModelNfc, ComposesReordersAndLeavesCompatibilityCharactersAlone) {
+  EXPECT_EQ(toNfc("cafe\xCC\x81"), "caf\xC3\xA9");             // e + acute -> é
+  EXPECT_EQ(toNfc("\xE2\x84\xAB"), "\xC3\x85");                // Angstrom sign -> Å
+  EXPECT_EQ(toNfc("q\xCC\x87\xCC\xA3"), "q\xCC\xA3\xCC\x87");  // marks reordered by class
+  EXPECT_EQ(toNfc("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8"), "\xEA\xB0\x81");  // Hangul L V T
+  EXPECT_EQ(toNfc("\xEF\xAC\x81"), "\xEF\xAC\x81");  // ﬁ is compatibility only
+  EXPECT_EQ(toNfc("plain ascii"), "plain ascii");
+  EXPECT_EQ(toNfc("a\xFF\xCC\x81"), "a\xFF\xCC\x81");  // an invalid byte blocks
 }
