@@ -16,6 +16,9 @@ import make_tiny_models  # noqa: E402
 
 BINARY = os.environ.get("CRUCIBLE_MODEL_BIN", str(HERE.parents[1] / "build" / "bin" / "crucible-model"))
 ARCHS = ["llama3", "qwen2", "qwen3"]
+# cuda runs the engine on the GPU (label gpu) against transformers on the CPU.
+DEVICE = os.environ.get("CRUCIBLE_MODEL_DEVICE", "cpu")
+TOLERANCE = 1e-4 if DEVICE == "cpu" else 5e-4
 PROMPT = "def add_kernel(x_ptr, y_ptr):\n    pid = tl.program_id(0)  # café 日本"
 
 
@@ -83,7 +86,7 @@ def hf(folder):
 
 
 def load(engine, folder):
-    event = engine.request("load", path=str(folder))
+    event = engine.request("load", path=str(folder), device=DEVICE, dtype="float32")
     assert event["ev"] == "loaded", event
     return event
 
@@ -97,7 +100,8 @@ def test_logits_match_transformers(models, engine, arch):
     with torch.no_grad():
         theirs = hf(models[arch])(torch.tensor([ids])).logits[0]
     assert ours.shape == theirs.shape
-    assert (ours - theirs).abs().max().item() < 1e-4
+    assert (ours - theirs).abs().max().item() < TOLERANCE
+    assert info["decoder"]["device"].startswith(DEVICE)
     assert info["config"]["architecture"] == hf(models[arch]).config.architectures[0]
     assert info["parameters"] == sum(p.numel() for p in hf(models[arch]).parameters())
 
