@@ -35,6 +35,7 @@ void from_json(const nlohmann::json& j, GenerateRequest& r) {
     r.stop = stop.is_string() ? std::vector<std::string>{stop.get<std::string>()}
                               : stop.get<std::vector<std::string>>();
     r.enableThinking = j.value("enable_thinking", true);
+    r.ignoreEos = j.value("ignore_eos", false);
   } catch (const nlohmann::json::exception& e) {
     throw ModelError(std::string("generate: ") + e.what());
   }
@@ -105,7 +106,7 @@ GenerateResult generate(Decoder& decoder, const ModelFolder& folder, const Gener
       out.tokens.push_back(c.next);
       ++result.generatedTokens;
       std::string finish;
-      if (folder.stopIds.count(c.next)) {
+      if (!request.ignoreEos && folder.stopIds.count(c.next)) {
         finish = "stop";
         sink(c.candidate, c.next, "");
       } else {

@@ -26,6 +26,7 @@ struct GenerateRequest {
   int maxTokens = 256;
   std::vector<std::string> stop;
   bool enableThinking = true;  // Qwen3 templates only
+  bool ignoreEos = false;      // decode past the model's stop ids (benchmarks, tests)
 };
 // Throws ModelError with a message that names the bad field.
 void from_json(const nlohmann::json& j, GenerateRequest& r);

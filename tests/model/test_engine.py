@@ -26,20 +26,21 @@ class Engine:
     """One crucible-model process; requests carry ids, events are read back per id."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([BINARY], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, encoding="utf-8", bufsize=1)
+        # Bytes, not text mode: the protocol's line ends are "\n" only, so no newline translation.
+        self.proc = subprocess.Popen([BINARY], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.next_id = 0
 
     def send(self, op, **fields):
         self.next_id += 1
-        self.proc.stdin.write(json.dumps({"op": op, "id": self.next_id, **fields}) + "\n")
+        self.proc.stdin.write((json.dumps({"op": op, "id": self.next_id, **fields}) + "\n").encode())
         self.proc.stdin.flush()
         return self.next_id
 
     def read(self):
         line = self.proc.stdout.readline()
         assert line, "crucible-model closed its output"
-        return json.loads(line)
+        assert line.strip(), "crucible-model wrote an empty line"
+        return json.loads(line.decode("utf-8"))
 
     def request(self, op, **fields):
         rid = self.send(op, **fields)
@@ -171,7 +172,9 @@ def test_stop_string_cuts_the_text(models, engine):
 
 def test_cancel_returns_partial_text_within_a_step(models, engine):
     load(engine, models["qwen2"])
-    rid = engine.send("generate", prompt=PROMPT, max_tokens=3000, temperature=1.0, seed=1)
+    # ignore_eos: the random model must not end the candidate by itself before the cancel lands.
+    rid = engine.send("generate", prompt=PROMPT, max_tokens=3000, temperature=1.0, seed=1,
+                      ignore_eos=True)
     seen = 0
     while True:
         event = engine.read()
@@ -199,7 +202,8 @@ def test_errors_are_messages(models, engine, tmp_path):
                        ("logits", {"ids": [10 ** 9]}), ("frobnicate", {})]:
         event = engine.request(op, **fields)
         assert event["ev"] == "error" and event["message"], (op, event)
-    engine.proc.stdin.write("this is not json\n")
+    engine.proc.stdin.write(b"this is not json\n")
+    engine.proc.stdin.flush()
     assert engine.read()["ev"] == "error"
     assert engine.request("unload")["ev"] == "unloaded"
     assert engine.request("info")["ev"] == "error"
