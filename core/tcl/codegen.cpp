@@ -1,5 +1,6 @@
 #include "core/tcl/codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -244,6 +245,99 @@ NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
          << ";\n";
   closeLoops(idx.size());
   return makeNode(outShape.empty() ? Op::Var : Op::Array, outType, {}, r);
+}
+
+NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT) {
+  const int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
+  const std::string ct = computeCType(accT);
+  // Tiles in the accumulation type: A transposed (k-major, so a k step reads MR consecutive
+  // rows), B row-major (a k step reads vectors of consecutive columns).
+  std::string at = fresh("dA"), bt = fresh("dB"), c = fresh("dC");
+  line() << ct << " " << at << "[" << M * K << "];\n";
+  {
+    auto idx = openLoops(a->type.shape);
+    line() << at << "[" << idx[1] << " * " << M << " + " << idx[0] << "] = (" << ct << ")("
+           << expr(a, idx) << ");\n";
+    closeLoops(idx.size());
+  }
+  line() << ct << " " << bt << "[" << K * N << "];\n";
+  {
+    auto idx = openLoops(b->type.shape);
+    line() << bt << "[" << linear(b->type.shape, idx) << "] = (" << ct << ")(" << expr(b, idx)
+           << ");\n";
+    closeLoops(idx.size());
+  }
+  line() << ct << " " << c << "[" << M * N << "];\n";
+  // Where the micro-kernel reads its starting values: the accumulator's own array, a copy of
+  // an expression, or zeros.
+  std::string src;
+  if (acc && acc->op == Op::Array && acc->type.dtype == accT) {
+    src = acc->name;
+  } else if (acc) {
+    auto idx = openLoops(acc->type.shape);
+    line() << c << "[" << linear(acc->type.shape, idx) << "] = " << expr(acc, idx) << ";\n";
+    closeLoops(idx.size());
+    src = c;
+  }
+  // Register block: MR rows x NR vectors of VW columns (8 x 2 x 16 fits AVX-512's 32
+  // registers: 16 accumulators, 2 B vectors, 1 broadcast A).
+  const int64_t VW = std::min<int64_t>(accT == DType::FP64 ? 8 : 16, N);
+  const int64_t NR = std::min<int64_t>(2, N / VW), MR = std::min<int64_t>(8, M);
+  const std::string vt = VW == 1 ? ct : ct + std::to_string(VW);
+  auto vload = [&](const std::string& base, const std::string& off) {
+    return VW == 1 ? base + "[" + off + "]"
+                   : "vload" + std::to_string(VW) + "(0, " + base + " + " + off + ")";
+  };
+  auto vstore = [&](const std::string& v, const std::string& base, const std::string& off) {
+    return VW == 1 ? base + "[" + off + "] = " + v
+                   : "vstore" + std::to_string(VW) + "(" + v + ", 0, " + base + " + " + off + ")";
+  };
+  std::string mi = fresh("mi"), nj = fresh("nj"), kk = fresh("kk");
+  line() << "for (int " << mi << " = 0; " << mi << " < " << M << "; " << mi << " += " << MR
+         << ") {\n";
+  ++indent_;
+  line() << "for (int " << nj << " = 0; " << nj << " < " << N << "; " << nj << " += " << NR * VW
+         << ") {\n";
+  ++indent_;
+  auto cname = [&](int64_t r, int64_t q) {
+    return c + "_" + std::to_string(r) + "_" + std::to_string(q);
+  };
+  auto coff = [&](int64_t r, int64_t q) {
+    return "(" + mi + " + " + std::to_string(r) + ") * " + std::to_string(N) + " + " + nj + " + " +
+           std::to_string(q * VW);
+  };
+  for (int64_t r = 0; r < MR; ++r)
+    for (int64_t q = 0; q < NR; ++q)
+      line() << vt << " " << cname(r, q) << " = "
+             << (src.empty() ? "(" + vt + ")(0)" : vload(src, coff(r, q))) << ";\n";
+  line() << "for (int " << kk << " = 0; " << kk << " < " << K << "; ++" << kk << ") {\n";
+  ++indent_;
+  for (int64_t q = 0; q < NR; ++q)
+    line() << "const " << vt << " " << c << "_b" << q << " = "
+           << vload(bt,
+                    kk + " * " + std::to_string(N) + " + " + nj + " + " + std::to_string(q * VW))
+           << ";\n";
+  for (int64_t r = 0; r < MR; ++r) {
+    std::string av = c + "_a" + std::to_string(r);
+    line() << "const " << vt << " " << av << " = (" << vt << ")(" << at << "[" << kk << " * " << M
+           << " + " << mi << " + " << r << "]);\n";
+    for (int64_t q = 0; q < NR; ++q) {
+      std::string b = c + "_b" + std::to_string(q), cv = cname(r, q);
+      line() << cv << " = "
+             << (isFloat(accT) ? "fma(" + av + ", " + b + ", " + cv + ")"
+                               : cv + " + " + av + " * " + b)
+             << ";\n";
+    }
+  }
+  --indent_;
+  line() << "}\n";
+  for (int64_t r = 0; r < MR; ++r)
+    for (int64_t q = 0; q < NR; ++q) line() << vstore(cname(r, q), c, coff(r, q)) << ";\n";
+  --indent_;
+  line() << "}\n";
+  --indent_;
+  line() << "}\n";
+  return makeNode(Op::Array, Type{accT, false, {M, N}}, {}, c);
 }
 
 NodeP Codegen::declareLoopVar(DType dtype) {

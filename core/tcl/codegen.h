@@ -36,6 +36,10 @@ class Codegen {
   void store(const NodeP& ptr, const NodeP& value, const NodeP& mask);
   /// sum / max / min over `axis` of `in` (compute dtype = in's dtype), keep_dims false.
   NodeP reduce(const std::string& kind, const NodeP& in, int axis);
+  /// tl.dot: a [M, K] times b [K, N] accumulated in `accT` (fp32, fp64 or i32) on top of `acc`
+  /// ([M, N] in accT, or null for zeros). Packs both operands into private tiles, then runs a
+  /// register-blocked micro-kernel (rows x vectors of columns, fma per k).
+  NodeP dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT);
 
   void beginFor(const NodeP& var, const NodeP& lb, const NodeP& ub, const NodeP& step,
                 int stepSign);

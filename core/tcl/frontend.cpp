@@ -315,6 +315,14 @@ class Frontend {
 
   Value binop(const std::string& op, const Value& a, const Value& b) {
     if (a.isConst() && b.isConst()) return foldConst(op, a, b);
+    if ((a.kind == Value::Str || a.kind == Value::None || b.kind == Value::Str ||
+         b.kind == Value::None) &&
+        (op == "==" || op == "!=")) {  // constexpr strings and None compare at compile time
+      bool same = a.kind == b.kind && a.name == b.name;
+      return Value::boolV((op == "==") == same);
+    }
+    if (a.kind == Value::Str && b.kind == Value::Str && op == "+")
+      return Value::named(Value::Str, a.name + b.name);
     if (!(a.kind == Value::Tensor || a.isConst()) || !(b.kind == Value::Tensor || b.isConst()))
       fail("unsupported operands for " + op);
     // Pointer arithmetic.
@@ -484,6 +492,89 @@ class Frontend {
     return Value::tensor(r);
   }
 
+  /// tl.dot(input, other, acc=None, input_precision=None, allow_tf32=None,
+  /// max_num_imprecise_acc=None, out_dtype=tl.float32). Products are exact fp32 (or fp64 /
+  /// int32) on the CPU, so every input_precision gives the "ieee" result.
+  Value dot(const Args& args) {
+    const Value *av = args.get(0, "input"), *bv = args.get(1, "other");
+    if (!av || !bv || av->kind != Value::Tensor || bv->kind != Value::Tensor)
+      fail("tl.dot needs two blocks");
+    NodeP a = av->node, b = bv->node;
+    if (a->type.pointer || b->type.pointer) fail("tl.dot of pointers");
+    if (a->type.shape.size() != 2 || b->type.shape.size() != 2) {
+      if (a->type.shape.size() == 3 && b->type.shape.size() == 3)
+        unsupported("batched (3-D) tl.dot");
+      fail("tl.dot needs 2-D blocks, got " + shapeString(a->type.shape) + " and " +
+           shapeString(b->type.shape));
+    }
+    if (a->type.shape[1] != b->type.shape[0])
+      fail("tl.dot: inner dimensions differ: " + shapeString(a->type.shape) + " and " +
+           shapeString(b->type.shape));
+    DType ta = a->type.dtype, tb = b->type.dtype;
+    bool ints = isInt(ta) && isInt(tb);
+    if (!ints && !(isFloat(ta) && isFloat(tb)))
+      fail("tl.dot of " + dtypeName(ta) + " and " + dtypeName(tb));
+    if (ints && (bitWidth(ta) != 8 || bitWidth(tb) != 8))
+      fail("tl.dot on integers takes int8 operands, got " + dtypeName(ta) + " and " +
+           dtypeName(tb));
+    DType accT =
+        ints ? DType::I32 : (ta == DType::FP64 || tb == DType::FP64 ? DType::FP64 : DType::FP32);
+    DType outT = ints ? DType::I32 : dtypeArg(args.get(6, "out_dtype"), accT);
+    if (ints && args.kw.count("out_dtype") && dtypeArg(&args.kw.at("out_dtype"), outT) != outT)
+      fail("tl.dot on int8 returns int32");
+    const Value* accv = args.get(2, "acc");
+    Shape outShape{a->type.shape[0], b->type.shape[1]};
+    NodeP acc;
+    if (accv && accv->kind != Value::None) {
+      acc = toTensor(*accv);
+      if (acc->type.pointer) fail("tl.dot: acc is a pointer");
+      if (broadcastShapesOr(acc->type.shape, outShape) != outShape)
+        fail("tl.dot: acc of shape " + shapeString(acc->type.shape) + " for a " +
+             shapeString(outShape) + " product");
+      outT = acc->type.dtype;
+      acc = broadcastTo(castTo(acc, accT), outShape);
+    }
+    NodeP r = cg_.dot(a, b, acc, accT);
+    return Value::tensor(castTo(r, outT));
+  }
+
+  /// Whether `e` is a call of tl.dot without an accumulator (looking the callee up has no
+  /// effects, so this never emits code).
+  bool isPlainDot(const json& e) {
+    if (e.at("_type") != "Call" || e.at("args").size() > 2) return false;
+    Value f = eval(e.at("func"));
+    if (f.kind != Value::Builtin || f.name != "dot") return false;
+    for (const auto& a : e.at("args"))
+      if (a.at("_type") == "Starred") return false;
+    for (const auto& k : e.at("keywords"))
+      if (k.at("arg").is_null() || k.at("arg") == "acc") return false;
+    return true;
+  }
+
+  /// `x + tl.dot(a, b)` (either order; `dotCall` satisfies isPlainDot) as
+  /// tl.dot(a, b, acc=x) when x is an accumulator of the product's type: one pass instead of
+  /// a product and an addition, as Triton's own compiler combines them.
+  Value addDot(const Value& x, const json& dotCall, bool xOnLeft) {
+    Args args;
+    for (const auto& a : dotCall.at("args")) args.pos.push_back(eval(a));
+    for (const auto& k : dotCall.at("keywords")) args.kw[k.at("arg")] = eval(k.at("value"));
+    line_ = dotCall.value("lineno", line_);
+    const Value *av = args.get(0, "input"), *bv = args.get(1, "other");
+    if (x.kind == Value::Tensor && !x.node->type.pointer && av && bv && av->kind == Value::Tensor &&
+        bv->kind == Value::Tensor) {
+      DType ta = av->node->type.dtype, tb = bv->node->type.dtype;
+      DType accT = isInt(ta) ? DType::I32
+                             : (ta == DType::FP64 || tb == DType::FP64 ? DType::FP64 : DType::FP32);
+      DType outT = args.kw.count("out_dtype") ? dtypeArg(&args.kw.at("out_dtype"), accT) : accT;
+      if (x.node->type.dtype == accT && outT == accT) {
+        args.kw["acc"] = x;
+        return dot(args);
+      }
+    }
+    Value r = dot(args);
+    return xOnLeft ? binop("+", x, r) : binop("+", r, x);
+  }
+
   NodeP expandDims(const NodeP& n, int axis) {
     Type t = n->type;
     t.shape.insert(t.shape.begin() + axis, 1);
@@ -566,6 +657,7 @@ class Frontend {
       };
       return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
     }
+    if (name == "dot") return dot(args);
     if (name == "sum" || name == "max" || name == "min") return reduce(name, args);
     if (name == "zeros" || name == "full") {
       Shape s = shapeArg(args.get(0, "shape"));
@@ -613,10 +705,15 @@ class Frontend {
         return Value::intV(x->kind == Value::Float ? static_cast<int64_t>(x->f) : x->i);
       fail("int() of a tensor");
     }
-    if ((name == "py.min" || name == "py.max") && args.pos.size() == 2 && args.pos[0].isConst() &&
-        args.pos[1].isConst()) {
-      bool gt = foldConst(">", args.pos[0], args.pos[1]).i != 0;
-      return (name == "py.max") == gt ? args.pos[0] : args.pos[1];
+    if ((name == "py.min" || name == "py.max") && args.pos.size() >= 2) {
+      // Triton's builtin_min/max: constexprs fold, tensors go through tl.minimum/maximum.
+      Value acc = args.pos[0];
+      for (size_t k = 1; k < args.pos.size(); ++k) {
+        Args pair;
+        pair.pos = {acc, args.pos[k]};
+        acc = callBuiltin(name == "py.max" ? "maximum" : "minimum", pair, spelled);
+      }
+      return acc;
     }
     unsupported(spelled);
   }
@@ -789,6 +886,11 @@ class Frontend {
     if (t == "Name") return lookup(e.at("id"));
     if (t == "Attribute") return attribute(eval(e.at("value")), e.at("attr"));
     if (t == "BinOp") {
+      if (e.at("op").at("_type") == "Add") {
+        const json &l = e.at("left"), &r = e.at("right");
+        if (isPlainDot(r)) return addDot(eval(l), r, true);
+        if (isPlainDot(l)) return addDot(eval(r), l, false);
+      }
       Value a = eval(e.at("left")), b = eval(e.at("right"));
       line_ = e.value("lineno", line_);
       std::string op = opName(e.at("op").at("_type"));
@@ -923,7 +1025,9 @@ class Frontend {
       if (target.at("_type") != "Name")
         unsupported("augmented assignment to '" + target.at("_type").get<std::string>() + "'");
       Value cur = lookup(target.at("id"));
-      Value r = binop(opName(s.at("op").at("_type")), cur, eval(s.at("value")));
+      Value r = s.at("op").at("_type") == "Add" && isPlainDot(s.at("value"))
+                    ? addDot(cur, s.at("value"), true)
+                    : binop(opName(s.at("op").at("_type")), cur, eval(s.at("value")));
       frames_.back()[target.at("id")] = r;
     } else if (t == "Pass") {
     } else if (t == "Return") {
