@@ -47,6 +47,34 @@ inline ushort tcl_f32_to_bf16(float x) {
   return (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
 }
 inline float tcl_rnd_bf16(float x) { return tcl_bf16_to_f32(tcl_f32_to_bf16(x)); }
+// Triton's Philox 4x32 (triton/language/random.py): counter (c0..c3), key (k0, k1).
+inline uint tcl_philox_lane(uint c0, uint c1, uint c2, uint c3, uint k0, uint k1, int rounds,
+                            int lane) {
+  for (int r = 0; r < rounds; ++r) {
+    const uint p0 = c0, p2 = c2;
+    c0 = mul_hi(0xCD9E8D57u, p2) ^ c1 ^ k0;
+    c2 = mul_hi(0xD2511F53u, p0) ^ c3 ^ k1;
+    c1 = 0xCD9E8D57u * p2;
+    c3 = 0xD2511F53u * p0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return lane == 0 ? c0 : (lane == 1 ? c1 : (lane == 2 ? c2 : c3));
+}
+inline uint tcl_lo32(long x) { return (uint)x; }
+inline uint tcl_hi32(long x) { return (uint)((ulong)x >> 32); }
+// uint_to_uniform_float: the int32 bit pattern folded to [0, 2^31), times 2^-31, in fp32.
+inline float tcl_uniform(uint x) {
+  int i = as_int(x);
+  return (float)(i < 0 ? ~i : i) * 4.6566127342e-10f;
+}
+// pair_uniform_to_normal (Box-Muller) of two uniforms; `sine` picks the second output.
+inline float tcl_normal(uint a, uint b, int sine) {
+  const float u1 = fmax(1.0e-7f, tcl_uniform(a));
+  const float th = 6.283185307179586f * tcl_uniform(b);
+  const float r = sqrt(-2.0f * log(u1));
+  return r * (sine ? sin(th) : cos(th));
+}
 )CL";
 
 std::string floatLiteral(double v, DType t) {
@@ -474,6 +502,13 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
       if (to == DType::I1) return "(" + a + " != 0)";
       if (computeCType(from) == computeCType(to)) return (from == to) ? a : roundTo(to, a);
       return roundTo(to, "(" + computeCType(to) + ")(" + a + ")");
+    }
+    case Op::Call: {
+      std::string r = n.name + "(";
+      for (size_t k = 0; k < n.ops.size(); ++k)
+        r += (k ? ", " : "") +
+             expr(n.ops[k], n.ops[k]->type.shape.empty() ? std::vector<std::string>{} : idx);
+      return r + ")";
     }
     case Op::PtrAdd:
       return "(" + expr(n.ops[0], idx) + " + (long)(" + expr(n.ops[1], idx) + "))";

@@ -209,8 +209,8 @@ class Frontend {
         r.dtype = t;
         return r;
       }
-      static const std::set<std::string> submodules = {"math", "extra",    "libdevice", "cuda",
-                                                       "core", "standard", "language",  "intel"};
+      static const std::set<std::string> submodules = {
+          "math", "extra", "libdevice", "cuda", "random", "core", "standard", "language", "intel"};
       if (submodules.count(attr)) return Value::named(Value::Module, m + "." + attr);
       return Value::named(Value::Builtin, attr);
     }
@@ -261,6 +261,23 @@ class Frontend {
     Type ty = n->type;
     ty.dtype = t;
     return makeNode(Op::Cast, ty, {n});
+  }
+
+  /// x.to(t, bitcast=True): the same bits read as `t` (integers of one width convert modulo
+  /// 2^n, which is the same thing).
+  NodeP bitcast(const NodeP& n, DType t) {
+    DType from = n->type.dtype;
+    if (n->type.pointer) fail("bitcast of a pointer");
+    if (bitWidth(from) != bitWidth(t))
+      fail("cannot bitcast " + dtypeName(from) + " to " + dtypeName(t) + " (different widths)");
+    if (isFloat(from) == isFloat(t)) {
+      if (from != t && isFloat(t)) unsupported("bitcast between fp16 and bf16");
+      return castTo(n, t);
+    }
+    if (bitWidth(t) < 32) unsupported("bitcast between 16-bit floats and integers");
+    Type ty = n->type;
+    ty.dtype = t;
+    return makeNode(Op::Call, ty, {n}, "as_" + computeCType(t));
   }
 
   /// The tensor dtype a weak (constexpr) scalar takes next to a tensor of dtype `t`.
@@ -538,6 +555,62 @@ class Frontend {
     return Value::tensor(castTo(r, outT));
   }
 
+  /// tl.rand / randn / randint and their 4x forms: Triton's Philox (n_rounds, default 10) on
+  /// the counter (offset low 32 bits, high 32 bits, 0, 0) and key (seed low, seed high), with
+  /// Triton's conversions to uniform and normal floats, so streams equal real Triton's.
+  Value random(const std::string& name, const Args& args) {
+    const Value *sv = args.get(0, "seed"), *ov = args.get(1, "offset");
+    if (!sv || !ov) fail("tl." + name + " needs a seed and offsets");
+    if (!ov->isConst() && ov->kind != Value::Tensor)
+      fail("tl." + name + ": offsets must be integers");
+    NodeP seed = toTensor(*sv), off = toTensor(*ov);
+    if (seed->type.pointer || !isInt(seed->type.dtype) || !seed->type.shape.empty())
+      fail("tl." + name + ": the seed must be an integer scalar");
+    if (off->type.pointer || !isInt(off->type.dtype))
+      fail("tl." + name + ": offsets must be an integer block");
+    const Value* rv = args.get(2, "n_rounds");
+    int64_t rounds = rv && rv->kind != Value::None ? constInt(rv, "n_rounds") : 10;
+    const Shape& s = off->type.shape;
+    auto call = [&](const std::string& fn, DType t, std::vector<NodeP> ops) {
+      return makeNode(Op::Call, Type{t, false, s}, std::move(ops), fn);
+    };
+    auto u32 = [](int64_t v) { return constNode(DType::U32, Value::intV(v)); };
+    auto i32 = [](int64_t v) { return constNode(DType::I32, Value::intV(v)); };
+    NodeP seed64 = castTo(seed, DType::I64);
+    auto scalar = [&](const std::string& fn, NodeP x) {
+      return makeNode(Op::Call, Type{DType::U32, false, {}}, {std::move(x)}, fn);
+    };
+    NodeP k0 = scalar("tcl_lo32", seed64), k1 = scalar("tcl_hi32", seed64);
+    NodeP c0 = castTo(off, DType::U32);
+    NodeP c1 = bitWidth(off->type.dtype) > 32
+                   ? call("tcl_hi32", DType::U32, {castTo(off, DType::I64)})
+                   : broadcastTo(u32(0), s);
+    std::vector<NodeP> lanes;
+    for (int lane = 0; lane < 4; ++lane)
+      lanes.push_back(call("tcl_philox_lane", DType::U32,
+                           {c0, c1, u32(0), u32(0), k0, k1, i32(rounds), i32(lane)}));
+    auto tuple = [](std::vector<Value> items) {
+      Value r;
+      r.kind = Value::Tuple;
+      r.items = std::move(items);
+      return r;
+    };
+    if (name == "randint") return Value::tensor(lanes[0]);
+    if (name == "randint4x")
+      return tuple({Value::tensor(lanes[0]), Value::tensor(lanes[1]), Value::tensor(lanes[2]),
+                    Value::tensor(lanes[3])});
+    auto uniform = [&](int lane) {
+      return Value::tensor(call("tcl_uniform", DType::FP32, {lanes[lane]}));
+    };
+    if (name == "rand") return uniform(0);
+    if (name == "rand4x") return tuple({uniform(0), uniform(1), uniform(2), uniform(3)});
+    auto normal = [&](int a, int sine) {
+      return Value::tensor(call("tcl_normal", DType::FP32, {lanes[a], lanes[a + 1], i32(sine)}));
+    };
+    if (name == "randn") return normal(0, 0);
+    return tuple({normal(0, 0), normal(0, 1), normal(2, 0), normal(2, 1)});
+  }
+
   /// Whether `e` is a call of tl.dot without an accumulator (looking the callee up has no
   /// effects, so this never emits code).
   bool isPlainDot(const json& e) {
@@ -658,6 +731,9 @@ class Frontend {
       return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
     }
     if (name == "dot") return dot(args);
+    if (name == "rand" || name == "randn" || name == "randint" || name == "rand4x" ||
+        name == "randn4x" || name == "randint4x")
+      return random(name, args);
     if (name == "sum" || name == "max" || name == "min") return reduce(name, args);
     if (name == "zeros" || name == "full") {
       Shape s = shapeArg(args.get(0, "shape"));
@@ -843,8 +919,12 @@ class Frontend {
     if (f.kind == Value::JitFn) return callJit(f.name, args);
     if (f.kind == Value::Method) {
       Value self = Value::tensor(f.node);
-      if (f.name == "to")
-        return Value::tensor(castTo(f.node, dtypeArg(args.get(0, "dtype"), f.node->type.dtype)));
+      if (f.name == "to") {
+        DType to = dtypeArg(args.get(0, "dtype"), f.node->type.dtype);
+        const Value* bc = args.get(2, "bitcast");
+        if (bc && bc->isConst() && bc->i) return Value::tensor(bitcast(f.node, to));
+        return Value::tensor(castTo(f.node, to));
+      }
       static const std::set<std::string> methods = {"sum", "max", "min"};
       if (methods.count(f.name) || f.name == "exp" || f.name == "sqrt" || f.name == "abs") {
         Args a2 = args;

@@ -28,6 +28,7 @@ enum class Op {
   Select,      // ops[0] ? ops[1] : ops[2]
   PtrAdd,      // ops[0] (pointers) + ops[1] (integer offsets, in elements)
   Load,        // *ops[0] where ops[1] (mask, optional), else ops[2] (other, optional)
+  Call,        // the prelude function `name` applied elementwise to ops (scalars broadcast)
 };
 
 struct Node;
