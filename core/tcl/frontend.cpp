@@ -1078,7 +1078,13 @@ class Frontend {
   void bind(const json& target, const Value& v) {
     const std::string& t = target.at("_type");
     if (t == "Name") {
-      frames_.back()[target.at("id")] = v;
+      // A named scalar is computed once, here (index math such as program ids would otherwise
+      // be recomputed inside every loop that uses it); blocks stay lazy so chains fuse.
+      Value bound = v;
+      if (v.kind == Value::Tensor && v.node->type.shape.empty() && v.node->op != Op::Var &&
+          v.node->op != Op::ConstInt && v.node->op != Op::ConstFloat)
+        bound.node = cg_.materialize(v.node);
+      frames_.back()[target.at("id")] = bound;
       return;
     }
     if (t == "Tuple" || t == "List") {
@@ -1201,12 +1207,33 @@ class Frontend {
       }
       updates.push_back({dst, nv});
     }
+    // A new value that reads no other carried storage, and its own only at the element being
+    // written, is assigned in place; the others go through temporaries first (they may read
+    // storage another update overwrites).
+    std::set<std::string> storageNames;
+    for (auto& [dst, nv] : updates) storageNames.insert(dst->name);
     std::vector<std::pair<NodeP, NodeP>> temps;
-    for (auto& [dst, nv] : updates)
-      temps.push_back({dst, updates.size() > 1 && nv->op != Op::Var && nv->op != Op::Array
-                                ? cg_.materialize(nv, true)
-                                : nv});
+    for (auto& [dst, nv] : updates) {
+      bool inPlace = updates.size() == 1 || nv->op == Op::Var || nv->op == Op::Array ||
+                     readsOnlyOwnElement(nv, dst->name, storageNames, false);
+      temps.push_back({dst, inPlace ? nv : cg_.materialize(nv, true)});
+    }
     for (auto& [dst, tmp] : temps) cg_.assign(dst, tmp);
+  }
+
+  /// Whether `n` reads none of `storage` but `own`, and `own` only elementwise (not below a
+  /// broadcast or an inserted dimension, which read other elements).
+  static bool readsOnlyOwnElement(const NodeP& n, const std::string& own,
+                                  const std::set<std::string>& storage, bool reindexed) {
+    if (!n) return true;
+    if (n->op == Op::Var || n->op == Op::Array) {
+      if (!storage.count(n->name)) return true;
+      return n->name == own && !(reindexed && n->op == Op::Array);
+    }
+    bool below = reindexed || n->op == Op::Broadcast || n->op == Op::ExpandDims;
+    for (const auto& o : n->ops)
+      if (!readsOnlyOwnElement(o, own, storage, below)) return false;
+    return true;
   }
 
   void execIf(const json& s) {

@@ -1,7 +1,7 @@
 #pragma once
 // The C interface of Crucible's Triton-to-OpenCL compiler and runtime (docs/TCL.md). The Python
 // `triton` shim (core/worker/triton_shim) calls it through ctypes; C++ callers may use it too.
-// Nothing here throws or aborts: failures come back as messages ("line 12: tl.dot is not
+// Nothing here throws or aborts: failures come back as messages ("line 12: tl.histogram is not
 // supported by the opencl backend yet").
 
 #include <stddef.h>

@@ -225,10 +225,48 @@ TEST(TclCompiler, BroadcastReduceAndRuntimeLoop) {
 
 TEST(TclCompiler, UnsupportedConstructNamesItAndItsLine) {
   g_line = 12;
-  json fn = Fn("k", {"p"}, {Assign("c", Call(Tl("dot"), {N("p"), N("p")}))});
+  json fn = Fn("k", {"p"}, {Assign("c", Call(Tl("histogram"), {N("p"), I(4)}))});
   Kernel k(Spec("k", fn, json::array({{{"kind", "ptr"}, {"dtype", "fp32"}}})));
   EXPECT_EQ(k.k, nullptr);
-  EXPECT_EQ(k.error, "line 12: tl.dot is not supported by the opencl backend yet");
+  EXPECT_EQ(k.error, "line 12: tl.histogram is not supported by the opencl backend yet");
+}
+
+// c[16, 32] = a[16, 8] @ b[8, 32] + c, through `c += tl.dot(a, b)` (fused into the
+// accumulator) and the register-blocked micro-kernel; sizes smaller than its 8 x 32 block
+// along K exercise the edges.
+TEST(TclCompiler, DotMatchesAPlainMatmul) {
+  g_line = 2;
+  std::vector<json> b;
+  b.push_back(Assign("rm", Call(Tl("arange"), {I(0), I(16)})));
+  b.push_back(Assign("rk", Call(Tl("arange"), {I(0), I(8)})));
+  b.push_back(Assign("rn", Call(Tl("arange"), {I(0), I(32)})));
+  auto at = [](const char* base, const char* row, int ld, const char* col) {
+    return Bin("Add", N(base),
+               Bin("Add", Bin("Mult", Sub(N(row), {Colon(), NoneC()}), I(ld)),
+                   Sub(N(col), {NoneC(), Colon()})));
+  };
+  b.push_back(Assign("x", Call(Tl("load"), {at("a_ptr", "rm", 8, "rk")})));
+  b.push_back(Assign("y", Call(Tl("load"), {at("b_ptr", "rk", 32, "rn")})));
+  b.push_back(Assign("acc", Call(Tl("load"), {at("c_ptr", "rm", 32, "rn")})));
+  b.push_back(AugAdd("acc", Call(Tl("dot"), {N("x"), N("y")})));
+  b.push_back(Expr(Call(Tl("store"), {at("c_ptr", "rm", 32, "rn"), N("acc")})));
+  json fn = Fn("k", {"a_ptr", "b_ptr", "c_ptr"}, b);
+  Kernel k(Spec("k", fn,
+                json::array({{{"kind", "ptr"}, {"dtype", "fp32"}},
+                             {{"kind", "ptr"}, {"dtype", "fp32"}},
+                             {{"kind", "ptr"}, {"dtype", "fp32"}}})));
+  ASSERT_TRUE(k.k) << k.error;
+  EXPECT_NE(std::string(tcl_kernel_source(k.k)).find("fma("), std::string::npos);
+  std::vector<float> a(16 * 8), w(8 * 32), c(16 * 32);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.5f;
+  for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i);
+  std::vector<float> want = c;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 32; ++n)
+      for (int kk = 0; kk < 8; ++kk) want[m * 32 + n] += a[m * 8 + kk] * w[kk * 32 + n];
+  k.launch({Ptr(a), Ptr(w), Ptr(c)}, 1);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_FLOAT_EQ(c[i], want[i]) << i;
 }
 
 TEST(TclCompiler, ErrorsAreMessagesNotCrashes) {
