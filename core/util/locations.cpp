@@ -56,6 +56,16 @@ std::string locateTclLibrary() {
   return fs::exists(candidate) ? absolutePath(candidate) : std::string();
 }
 
+bool openclDriverRegistered() {
+  const char* env = std::getenv("OCL_ICD_VENDORS");
+  const fs::path vendors = env && *env ? fs::path(env) : fs::path("/etc/OpenCL/vendors");
+  std::error_code ec;
+  if (fs::is_regular_file(vendors, ec)) return vendors.extension() == ".icd";
+  for (fs::directory_iterator it(vendors, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".icd") return true;
+  return false;
+}
+
 WorkerLocation locateWorker() {
   WorkerLocation location;
   const fs::path exeDir = executableDir();

@@ -23,6 +23,11 @@ WorkerLocation locateWorker();
 /// tree's build/lib/ or an installed prefix's lib/). Empty when none exists.
 std::string locateTclLibrary();
 
+/// Whether an OpenCL driver is registered with the ICD loader: a `.icd` file in
+/// $OCL_ICD_VENDORS (a folder, or the file itself) or else in /etc/OpenCL/vendors. Cheap: no
+/// driver is loaded (PoCL, the default driver, always offers its CPU device).
+bool openclDriverRegistered();
+
 /// The directory of the running executable.
 std::string executableDir();
 

@@ -397,9 +397,12 @@ void report(const std::function<void(const VerifyProgress&)>& progress, const ch
 }  // namespace
 
 std::string resolveBackend(const std::string& requested) {
-  // auto moves to opencl on machines without a GPU once the whole verification corpus passes
-  // on it; the compiler covers a subset of Triton for now (docs/TCL.md).
-  if (requested == "auto") return gpuVisible() ? "cuda" : "interpret";
+  // auto: real Triton on a GPU; else Crucible's own compiler on an OpenCL device (it runs the
+  // whole verification corpus); the Triton interpreter only where neither exists.
+  if (requested == "auto") {
+    if (gpuVisible()) return "cuda";
+    return openclDriverRegistered() && !locateTclLibrary().empty() ? "opencl" : "interpret";
+  }
   if (requested == "interpret" || requested == "opencl") return requested;
   if (requested == "cuda") {
     if (!gpuVisible()) throw BadInput("--backend cuda: no NVIDIA GPU is visible on this machine");

@@ -71,7 +71,9 @@ TEST_F(CliContract, JsonHasEveryRequiredKey) {
   EXPECT_EQ(j["reward"]["preset"], "drtriton");
   EXPECT_TRUE(j["reward"]["total"].is_number());
   EXPECT_TRUE(j["reward"]["components"].is_object());
-  EXPECT_EQ(j["backend"], "interpret");
+  // The default backend is auto, reported as what it resolved to on this machine.
+  const std::string backend = j["backend"];
+  EXPECT_TRUE(backend == "opencl" || backend == "interpret" || backend == "cuda") << backend;
   EXPECT_TRUE(j["device"].is_string());
   EXPECT_TRUE(j["error"].is_null());
 }

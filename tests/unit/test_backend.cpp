@@ -13,27 +13,64 @@
 namespace crucible {
 namespace {
 
-TEST(Backend, OpenclIsAcceptedAndAutoNeverPicksItYet) {
+/// Sets an environment variable for one scope, restoring the previous value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      ::setenv(name_, old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(Backend, ExplicitBackendsAreKept) {
   EXPECT_EQ(resolveBackend("opencl"), "opencl");
   EXPECT_EQ(resolveBackend("interpret"), "interpret");
-  // auto moves to opencl only once the whole corpus passes on it (docs/TCL.md, "Status").
-  EXPECT_NE(resolveBackend("auto"), "opencl");
   EXPECT_THROW(resolveBackend("metal"), BadInput);
 }
 
+TEST(Backend, AutoPicksOpenclWithoutAGpuWhenADriverAndTheLibraryExist) {
+  if (std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0"))
+    GTEST_SKIP() << "a GPU is visible: auto picks cuda";
+  const auto dir = std::filesystem::temp_directory_path() / "crucible-test-icd";
+  std::filesystem::create_directories(dir / "vendors");
+  const auto lib = dir / "libcrucible_tcl.so";
+  { std::ofstream(lib.string()) << "x"; }
+  ScopedEnv tclLib("CRUCIBLE_TCL_LIB", lib.string());
+  {
+    ScopedEnv vendors("OCL_ICD_VENDORS", (dir / "vendors").string());
+    EXPECT_FALSE(openclDriverRegistered());
+    EXPECT_EQ(resolveBackend("auto"), "interpret");  // no driver: the interpreter
+    { std::ofstream((dir / "vendors" / "pocl.icd").string()) << "libpocl.so.2"; }
+    EXPECT_TRUE(openclDriverRegistered());
+    EXPECT_EQ(resolveBackend("auto"), "opencl");
+    ScopedEnv noLib("CRUCIBLE_TCL_LIB", (dir / "missing.so").string());
+    EXPECT_EQ(resolveBackend("auto"), "interpret");  // no compiler library: the interpreter
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Backend, TclLibraryFromTheEnvironment) {
-  const char* saved = std::getenv("CRUCIBLE_TCL_LIB");
-  const std::string before = saved ? saved : "";
   const auto lib = std::filesystem::temp_directory_path() / "crucible-test-libcrucible_tcl.so";
   { std::ofstream(lib.string()) << "x"; }
-  ::setenv("CRUCIBLE_TCL_LIB", lib.c_str(), 1);
-  EXPECT_EQ(locateTclLibrary(), lib.string());
-  ::setenv("CRUCIBLE_TCL_LIB", "/nonexistent/libcrucible_tcl.so", 1);
-  EXPECT_EQ(locateTclLibrary(), "");
-  if (saved) {
-    ::setenv("CRUCIBLE_TCL_LIB", before.c_str(), 1);
-  } else {
-    ::unsetenv("CRUCIBLE_TCL_LIB");
+  {
+    ScopedEnv present("CRUCIBLE_TCL_LIB", lib.string());
+    EXPECT_EQ(locateTclLibrary(), lib.string());
+    ScopedEnv missing("CRUCIBLE_TCL_LIB", "/nonexistent/libcrucible_tcl.so");
+    EXPECT_EQ(locateTclLibrary(), "");
   }
   std::filesystem::remove(lib);
 }
