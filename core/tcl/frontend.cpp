@@ -74,6 +74,12 @@ struct ReturnSignal {
   Value value;
 };
 
+/// Thrown when a loop's pointer block, compiled as "base + carried scalar offset", turns out to
+/// be updated some other way; the kernel is compiled again with that variable carried whole.
+struct AffineRetry {
+  std::string key;  // "<for line>:<name>"
+};
+
 bool fitsI32(int64_t v) {
   return v >= INT32_MIN && v <= INT32_MAX;
 }
@@ -98,8 +104,10 @@ int64_t pyFloorDiv(int64_t a, int64_t b) {
 
 class Frontend {
  public:
-  explicit Frontend(const json& spec)
-      : spec_(spec), cg_("tcl_" + spec.at("kernel").get<std::string>()) {}
+  Frontend(const json& spec, std::set<std::string> noAffine)
+      : spec_(spec),
+        cg_("tcl_" + spec.at("kernel").get<std::string>()),
+        noAffine_(std::move(noAffine)) {}
 
   CompiledSource run() {
     const std::string kname = spec_.at("kernel");
@@ -1110,6 +1118,9 @@ class Frontend {
       const json& target = s.at("target");
       if (target.at("_type") != "Name")
         unsupported("augmented assignment to '" + target.at("_type").get<std::string>() + "'");
+      if (s.at("op").at("_type") == "Add" && affine_.count(target.at("id")) &&
+          advanceAffineBy(target.at("id"), eval(s.at("value"))))
+        return;
       Value cur = lookup(target.at("id"));
       Value r = s.at("op").at("_type") == "Add" && isPlainDot(s.at("value"))
                     ? addDot(cur, s.at("value"), true)
@@ -1166,9 +1177,11 @@ class Frontend {
 
   /// Gives each pre-existing variable that `bodies` assign its own mutable storage, so that
   /// control flow can update it; returns the carried names.
-  std::vector<std::string> carryVariables(const std::vector<const json*>& bodies) {
+  std::vector<std::string> carryVariables(const std::vector<const json*>& bodies,
+                                          const std::set<std::string>& skip = {}) {
     std::set<std::string> names;
     for (const auto* b : bodies) assignedNames(*b, names);
+    for (const auto& n : skip) names.erase(n);
     std::vector<std::string> carried;
     materializePendingLoads();
     for (const auto& n : names) {
@@ -1264,6 +1277,76 @@ class Frontend {
     cg_.end();
   }
 
+  /// How many statements in `stmts` (nested ones included) assign `name`.
+  static int assignments(const json& stmts, const std::string& name) {
+    int count = 0;
+    for (const auto& st : stmts) {
+      std::set<std::string> names;
+      assignedNames(json::array({st}), names);
+      count += static_cast<int>(names.count(name));
+      if (st.at("_type") == "For" || st.at("_type") == "If" || st.at("_type") == "While")
+        count += assignments(st.at("body"), name) + assignments(st.at("orelse"), name);
+    }
+    return count;
+  }
+
+  /// The loop's pointer blocks that are only ever advanced by `p += <scalar>` statements at
+  /// the top of its body (the matmul K loop's `a_ptrs += BLOCK_K * stride_ak`). Each is bound
+  /// to "its value at loop entry + a carried i64 offset", so an iteration updates one scalar
+  /// instead of a block of pointers and loads keep their affine, contiguous addresses.
+  std::vector<std::string> affineCarries(const json& loop) {
+    std::vector<std::string> out;
+    std::map<std::string, int> increments;
+    for (const auto& st : loop.at("body"))
+      if (st.at("_type") == "AugAssign" && st.at("op").at("_type") == "Add" &&
+          st.at("target").at("_type") == "Name")
+        ++increments[st.at("target").at("id")];
+    for (const auto& [name, count] : increments) {
+      std::string key = std::to_string(loop.value("lineno", 0)) + ":" + name;
+      auto it = frames_.back().find(name);
+      if (noAffine_.count(key) || it == frames_.back().end() || affine_.count(name)) continue;
+      const Value& v = it->second;
+      if (v.kind != Value::Tensor || !v.node->type.pointer || v.node->type.shape.empty() ||
+          v.node->hasLoad || assignments(loop.at("body"), name) != count)
+        continue;
+      NodeP off = cg_.makeMutable(constNode(DType::I64, Value::intV(0)));
+      Type t = v.node->type;
+      NodeP start = makeNode(Op::PtrAdd, t, {v.node, broadcastTo(off, t.shape)});
+      affine_[name] = {start, off, key, frames_.size()};
+      it->second = Value::tensor(start);
+      out.push_back(name);
+    }
+    return out;
+  }
+
+  /// `p += d` on an affine pointer block: d must be an integer scalar; it is computed now.
+  bool advanceAffineBy(const std::string& name, const Value& d) {
+    auto it = affine_.find(name);
+    if (it == affine_.end() || it->second.frame != frames_.size()) return false;
+    NodeP dn = toTensor(d);
+    if (dn->type.pointer || !isInt(dn->type.dtype) || !dn->type.shape.empty())
+      throw AffineRetry{it->second.key};
+    NodeP cur = lookup(name).node;
+    NodeP step = cg_.materialize(castTo(dn, DType::I64), true);
+    frames_.back()[name] =
+        Value::tensor(makeNode(Op::PtrAdd, cur->type, {cur, broadcastTo(step, cur->type.shape)}));
+    return true;
+  }
+
+  /// End of an iteration: the offset absorbs this iteration's steps.
+  void advanceAffine(const std::string& name) {
+    Affine a = affine_.at(name);
+    affine_.erase(name);
+    NodeP n = lookup(name).node, total;
+    while (n != a.start) {
+      if (n->op != Op::PtrAdd || n->ops[1]->op != Op::Broadcast) throw AffineRetry{a.key};
+      NodeP step = n->ops[1]->ops[0];
+      total = total ? makeNode(Op::Binary, step->type, {total, step}, "+") : step;
+      n = n->ops[0];
+    }
+    if (total) cg_.assign(a.offset, makeNode(Op::Binary, a.offset->type, {a.offset, total}, "+"));
+  }
+
   void execFor(const json& s) {
     const json& it = s.at("iter");
     if (!s.at("orelse").empty()) unsupported("for ... else");
@@ -1299,7 +1382,9 @@ class Frontend {
     if (st.isConst() && st.i == 0) fail("range() step must not be zero");
     Scope before = frames_.back();
     frames_.back().erase(var);
-    auto carried = carryVariables({&s.at("body")});
+    materializePendingLoads();
+    std::vector<std::string> affine = affineCarries(s);
+    auto carried = carryVariables({&s.at("body")}, {affine.begin(), affine.end()});
     Scope storage = frames_.back();
     NodeP iv = cg_.declareLoopVar(t);
     cg_.beginFor(iv, castTo(nlb, t), castTo(nub, t), castTo(nst, t), sign);
@@ -1307,6 +1392,7 @@ class Frontend {
     frames_.back()[var] = Value::tensor(iv);
     execBlock(s.at("body"));
     writeBack(carried, storage, "in the loop");
+    for (const auto& n : affine) advanceAffine(n);
     --depth_;
     cg_.end();
     frames_.back() = storage;
@@ -1320,12 +1406,27 @@ class Frontend {
   int depth_ = 0;  // nesting of runtime control flow
   bool inKernel_ = false;
   bool returnedInBlock_ = false;
+  struct Affine {
+    NodeP start;   // the block at loop entry + the offset: what the name is bound to
+    NodeP offset;  // the carried i64 scalar (elements)
+    std::string key;
+    size_t frame;  // the kernel or helper frame the loop is in
+  };
+  std::map<std::string, Affine> affine_;  // pointer blocks of the loops being compiled
+  std::set<std::string> noAffine_;
 };
 
 }  // namespace
 
 CompiledSource compileSpec(const nlohmann::json& spec) {
-  return Frontend(spec).run();
+  std::set<std::string> noAffine;
+  for (;;) {
+    try {
+      return Frontend(spec, noAffine).run();
+    } catch (const AffineRetry& r) {
+      if (!noAffine.insert(r.key).second) throw CompileError(0, "internal error: " + r.key);
+    }
+  }
 }
 
 }  // namespace crucible::tcl
