@@ -275,6 +275,40 @@ NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
   return makeNode(outShape.empty() ? Op::Var : Op::Array, outType, {}, r);
 }
 
+std::pair<NodeP, NodeP> Codegen::argReduce(bool isMax, const NodeP& in, int axis) {
+  DType t = in->type.dtype;
+  std::string ct = computeCType(t);
+  Shape outShape = in->type.shape;
+  int64_t len = outShape[axis];
+  outShape.erase(outShape.begin() + axis);
+  std::string rv = fresh("rv"), ri = fresh("ri");
+  std::string dims = outShape.empty() ? "" : "[" + std::to_string(numel(outShape)) + "]";
+  line() << ct << " " << rv << dims << ";\n";
+  line() << "int " << ri << dims << ";\n";
+  auto idx = openLoops(outShape);
+  std::string bv = fresh("bv"), bi = fresh("bi"), k = fresh("k"), v = fresh("v");
+  auto inIdx = idx;
+  inIdx.insert(inIdx.begin() + axis, "0");
+  line() << ct << " " << bv << " = " << expr(in, inIdx) << ";\n";
+  line() << "int " << bi << " = 0;\n";
+  line() << "for (int " << k << " = 1; " << k << " < " << len << "; ++" << k << ") {\n";
+  ++indent_;
+  inIdx[axis] = k;
+  line() << "const " << ct << " " << v << " = " << expr(in, inIdx) << ";\n";
+  std::string better = v + (isMax ? " > " : " < ") + bv;
+  if (isFloat(t)) better = "(" + better + ") || (isnan(" + v + ") && !isnan(" + bv + "))";
+  line() << "if (" << better << ") { " << bv << " = " << v << "; " << bi << " = " << k << "; }\n";
+  --indent_;
+  line() << "}\n";
+  std::string at = outShape.empty() ? "" : "[" + linear(outShape, idx) + "]";
+  line() << rv << at << " = " << bv << ";\n";
+  line() << ri << at << " = " << bi << ";\n";
+  closeLoops(idx.size());
+  Op op = outShape.empty() ? Op::Var : Op::Array;
+  return {makeNode(op, Type{t, false, outShape}, {}, rv),
+          makeNode(op, Type{DType::I32, false, outShape}, {}, ri)};
+}
+
 NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT) {
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
   const std::string ct = computeCType(accT);

@@ -36,6 +36,9 @@ class Codegen {
   void store(const NodeP& ptr, const NodeP& value, const NodeP& mask);
   /// sum / max / min over `axis` of `in` (compute dtype = in's dtype), keep_dims false.
   NodeP reduce(const std::string& kind, const NodeP& in, int axis);
+  /// max/min over `axis` with the index of the winner (int32): the first index of the extreme,
+  /// a NaN counting as the extreme (numpy's argmax/argmin, which Triton's interpreter uses).
+  std::pair<NodeP, NodeP> argReduce(bool isMax, const NodeP& in, int axis);
   /// tl.dot: a [M, K] times b [K, N] accumulated in `accT` (fp32, fp64 or i32) on top of `acc`
   /// ([M, N] in accT, or null for zeros). Packs both operands into private tiles, then runs a
   /// register-blocked micro-kernel (rows x vectors of columns, fma per k).

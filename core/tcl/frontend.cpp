@@ -484,8 +484,8 @@ class Frontend {
     const Value* xv = args.get(0, "input");
     if (!xv) fail("tl." + kind + " needs an input");
     NodeP x = toTensor(*xv);
-    if (args.kw.count("return_indices") && args.kw.at("return_indices").i)
-      unsupported("tl." + kind + "(return_indices=True)");
+    const Value* ri = args.get(2, "return_indices");
+    if (kind != "sum" && ri && ri->isConst() && ri->i) return argReduce(kind, args, true);
     const Value* ax = args.get(1, "axis");
     bool keep = false;
     if (const Value* k = args.get(kind == "sum" ? 2 : 4, "keep_dims")) keep = k->i != 0;
@@ -656,6 +656,45 @@ class Frontend {
     return xOnLeft ? binop("+", x, r) : binop("+", r, x);
   }
 
+  /// tl.argmax / argmin(input, axis, tie_break_left=True, keep_dims=False), and
+  /// tl.max / min(..., return_indices=True) (`withValues`: the (value, index) pair).
+  Value argReduce(const std::string& kind, const Args& args, bool withValues) {
+    bool isMax = kind == "max" || kind == "argmax";
+    const Value* xv = args.get(0, "input");
+    if (!xv) fail("tl." + kind + " needs an input");
+    NodeP x = toTensor(*xv);
+    if (x->type.pointer) fail("tl." + kind + " of pointers");
+    const Value* tb =
+        withValues ? args.get(3, "return_indices_tie_break_left") : args.get(2, "tie_break_left");
+    if (tb && tb->isConst() && !tb->i) unsupported("tl." + kind + " without tie_break_left");
+    const Value* k = args.get(withValues ? 4 : 3, "keep_dims");
+    bool keep = k && k->isConst() && k->i;
+    const Value* ax = args.get(1, "axis");
+    int rank = static_cast<int>(x->type.shape.size());
+    if (rank == 0) fail("tl." + kind + " of a scalar");
+    int64_t a = 0;
+    if (!ax || ax->kind == Value::None) {
+      if (rank != 1)
+        unsupported("tl." + kind + " over every axis of a " + std::to_string(rank) + "-D block");
+    } else {
+      a = constInt(ax, "axis");
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank)
+        fail("axis " + std::to_string(ax->i) + " out of range for a block of rank " +
+             std::to_string(rank));
+    }
+    auto [val, idx] = cg_.argReduce(isMax, x, static_cast<int>(a));
+    if (keep) {
+      val = expandDims(val, static_cast<int>(a));
+      idx = expandDims(idx, static_cast<int>(a));
+    }
+    if (!withValues) return Value::tensor(idx);
+    Value r;
+    r.kind = Value::Tuple;
+    r.items = {Value::tensor(val), Value::tensor(idx)};
+    return r;
+  }
+
   NodeP expandDims(const NodeP& n, int axis) {
     Type t = n->type;
     t.shape.insert(t.shape.begin() + axis, 1);
@@ -739,6 +778,7 @@ class Frontend {
       return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
     }
     if (name == "dot") return dot(args);
+    if (name == "argmax" || name == "argmin") return argReduce(name, args, false);
     if (name == "rand" || name == "randn" || name == "randint" || name == "rand4x" ||
         name == "randn4x" || name == "randint4x")
       return random(name, args);
@@ -933,7 +973,7 @@ class Frontend {
         if (bc && bc->isConst() && bc->i) return Value::tensor(bitcast(f.node, to));
         return Value::tensor(castTo(f.node, to));
       }
-      static const std::set<std::string> methods = {"sum", "max", "min"};
+      static const std::set<std::string> methods = {"sum", "max", "min", "argmax", "argmin"};
       if (methods.count(f.name) || f.name == "exp" || f.name == "sqrt" || f.name == "abs") {
         Args a2 = args;
         a2.pos.insert(a2.pos.begin(), self);

@@ -47,7 +47,7 @@ def tolerance(t):
     return {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1e-2)}.get(t.dtype, (1e-4, 1e-4))
 
 
-@pytest.mark.parametrize("mod", ["matmul", "random_kernels", "carried_pointers"])
+@pytest.mark.parametrize("mod", ["matmul", "random_kernels", "carried_pointers", "argreduce"])
 def test_kernels_match_interpreter_and_torch(mod, tmp_path):
     ours = run_module(mod, tmp_path, interpret=False)
     theirs = run_module(mod, tmp_path, interpret=True)
@@ -55,6 +55,6 @@ def test_kernels_match_interpreter_and_torch(mod, tmp_path):
     for name, got in ours["run"].items():
         rtol, atol = tolerance(got)
         if name not in ours["interpreter_wrong"]:
-            torch.testing.assert_close(got, theirs["run"][name], rtol=rtol, atol=atol, msg=name)
+            torch.testing.assert_close(got, theirs["run"][name], rtol=rtol, atol=atol, equal_nan=True, msg=name)
         if name in ours["expected"]:
-            torch.testing.assert_close(got, ours["expected"][name], rtol=rtol, atol=atol, msg=name)
+            torch.testing.assert_close(got, ours["expected"][name], rtol=rtol, atol=atol, equal_nan=True, msg=name)
