@@ -275,6 +275,36 @@ NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
   return makeNode(outShape.empty() ? Op::Var : Op::Array, outType, {}, r);
 }
 
+NodeP Codegen::cumsum(const NodeP& in, int axis, bool reverse) {
+  DType t = in->type.dtype;
+  std::string ct = computeCType(t);
+  const Shape& shape = in->type.shape;
+  Shape outer = shape;
+  int64_t len = outer[axis];
+  outer.erase(outer.begin() + axis);
+  std::string out = fresh("cs");
+  line() << ct << " " << out << "[" << numel(shape) << "];\n";
+  auto idx = openLoops(outer);
+  std::string acc = fresh("acc"), k = fresh("k");
+  line() << ct << " " << acc << " = " << (isFloat(t) ? floatLiteral(0, t) : intLiteral(0, t))
+         << ";\n";
+  line() << "for (int " << k << " = 0; " << k << " < " << len << "; ++" << k << ") {\n";
+  ++indent_;
+  auto full = idx;
+  full.insert(full.begin() + axis, reverse ? "(" + std::to_string(len - 1) + " - " + k + ")" : k);
+  std::string v = expr(in, full);
+  line() << acc << " = "
+         << (isFloat(t) ? roundTo(t, acc + " + " + v)
+                        : (wrapsSigned(t) ? "tcl_add_" + ct + "(" + acc + ", " + v + ")"
+                                          : "(" + ct + ")(" + acc + " + " + v + ")"))
+         << ";\n";
+  line() << out << "[" << linear(shape, full) << "] = " << acc << ";\n";
+  --indent_;
+  line() << "}\n";
+  closeLoops(idx.size());
+  return makeNode(Op::Array, Type{t, false, shape}, {}, out);
+}
+
 std::pair<NodeP, NodeP> Codegen::argReduce(bool isMax, const NodeP& in, int axis) {
   DType t = in->type.dtype;
   std::string ct = computeCType(t);
@@ -515,6 +545,8 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
       for (size_t d = 0; d < s.size(); ++d) sub.push_back(s[d] == 1 ? "0" : idx[d + k]);
       return expr(n.ops[0], sub);
     }
+    case Op::Transpose:
+      return expr(n.ops[0], {idx[1], idx[0]});
     case Op::ExpandDims: {
       auto sub = idx;
       sub.erase(sub.begin() + n.axis);

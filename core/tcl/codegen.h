@@ -36,6 +36,8 @@ class Codegen {
   void store(const NodeP& ptr, const NodeP& value, const NodeP& mask);
   /// sum / max / min over `axis` of `in` (compute dtype = in's dtype), keep_dims false.
   NodeP reduce(const std::string& kind, const NodeP& in, int axis);
+  /// tl.cumsum along `axis` (sequential, rounding to in's dtype after every addition).
+  NodeP cumsum(const NodeP& in, int axis, bool reverse);
   /// max/min over `axis` with the index of the winner (int32): the first index of the extreme,
   /// a NaN counting as the extreme (numpy's argmax/argmin, which Triton's interpreter uses).
   std::pair<NodeP, NodeP> argReduce(bool isMax, const NodeP& in, int axis);

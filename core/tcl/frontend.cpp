@@ -229,6 +229,7 @@ class Frontend {
         r.dtype = base.node->type.dtype;
         return r;
       }
+      if (attr == "T") return Value::tensor(transpose(base.node, {}, "trans"));
       if (attr == "shape") {
         Value r;
         r.kind = Value::Tuple;
@@ -695,6 +696,18 @@ class Frontend {
     return r;
   }
 
+  /// tl.trans / tl.permute / x.T of a 2-D block (dims empty or (1, 0)); (0, 1) is the block.
+  NodeP transpose(const NodeP& n, const std::vector<int64_t>& dims, const std::string& name) {
+    if (n->type.shape.size() != 2)
+      unsupported("tl." + name + " of a " + std::to_string(n->type.shape.size()) + "-D block");
+    if (dims == std::vector<int64_t>{0, 1}) return n;
+    if (!dims.empty() && dims != std::vector<int64_t>{1, 0})
+      fail("tl." + name + ": dims must be a permutation of (0, 1)");
+    Type t = n->type;
+    std::swap(t.shape[0], t.shape[1]);
+    return makeNode(Op::Transpose, t, {n});
+  }
+
   NodeP expandDims(const NodeP& n, int axis) {
     Type t = n->type;
     t.shape.insert(t.shape.begin() + axis, 1);
@@ -779,6 +792,38 @@ class Frontend {
     }
     if (name == "dot") return dot(args);
     if (name == "argmax" || name == "argmin") return argReduce(name, args, false);
+    if (name == "cumsum") {
+      const Value* xv = args.get(0, "input");
+      if (!xv) fail("tl.cumsum needs an input");
+      NodeP x = toTensor(*xv);
+      if (x->type.pointer || x->type.shape.empty()) fail("tl.cumsum needs a block of numbers");
+      DType t = x->type.dtype;  // Triton's _pick_sum_dtype after bf16 -> fp32
+      if (t == DType::BF16) t = DType::FP32;
+      if (t == DType::I1 || t == DType::I8 || t == DType::I16) t = DType::I32;
+      t = dtypeArg(args.get(3, "dtype"), t);
+      int rank = static_cast<int>(x->type.shape.size());
+      const Value* ax = args.get(1, "axis");
+      int64_t a = ax && ax->kind != Value::None ? constInt(ax, "axis") : 0;
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) fail("tl.cumsum: axis out of range");
+      const Value* rv = args.get(2, "reverse");
+      return Value::tensor(
+          cg_.cumsum(castTo(x, t), static_cast<int>(a), rv && rv->isConst() && rv->i));
+    }
+    if (name == "trans" || name == "permute") {
+      const Value* xv = args.get(0, "input");
+      if (!xv || xv->kind != Value::Tensor) fail("tl." + name + " needs a block");
+      std::vector<int64_t> dims;
+      for (size_t k = 1; k < args.pos.size(); ++k) {
+        if (args.pos[k].kind == Value::Tuple)
+          for (const auto& d : args.pos[k].items) dims.push_back(constInt(&d, "a dimension"));
+        else
+          dims.push_back(constInt(&args.pos[k], "a dimension"));
+      }
+      if (args.kw.count("dims"))
+        for (const auto& d : args.kw.at("dims").items) dims.push_back(constInt(&d, "a dimension"));
+      return Value::tensor(transpose(xv->node, dims, name));
+    }
     if (name == "rand" || name == "randn" || name == "randint" || name == "rand4x" ||
         name == "randn4x" || name == "randint4x")
       return random(name, args);
@@ -973,7 +1018,8 @@ class Frontend {
         if (bc && bc->isConst() && bc->i) return Value::tensor(bitcast(f.node, to));
         return Value::tensor(castTo(f.node, to));
       }
-      static const std::set<std::string> methods = {"sum", "max", "min", "argmax", "argmin"};
+      static const std::set<std::string> methods = {"sum",    "max",   "min",     "argmax",
+                                                    "argmin", "trans", "permute", "cumsum"};
       if (methods.count(f.name) || f.name == "exp" || f.name == "sqrt" || f.name == "abs") {
         Args a2 = args;
         a2.pos.insert(a2.pos.begin(), self);
@@ -1283,7 +1329,8 @@ class Frontend {
       if (!storage.count(n->name)) return true;
       return n->name == own && !(reindexed && n->op == Op::Array);
     }
-    bool below = reindexed || n->op == Op::Broadcast || n->op == Op::ExpandDims;
+    bool below =
+        reindexed || n->op == Op::Broadcast || n->op == Op::ExpandDims || n->op == Op::Transpose;
     for (const auto& o : n->ops)
       if (!readsOnlyOwnElement(o, own, storage, below)) return false;
     return true;

@@ -20,6 +20,7 @@ enum class Op {
   Arange,      // ival = start; 1-D
   Broadcast,   // ops[0] broadcast to type.shape (numpy rules)
   ExpandDims,  // ops[0] with a size-1 dim inserted at `axis`
+  Transpose,   // 2-D ops[0] with its two dims swapped
   Binary,      // `name` = operator (+ - * / // % & | ^ << >> == != < <= > >=), or
                // "max", "min" (tl.maximum / minimum); operands already in the compute dtype
   Unary,       // `name` = "-", "~", "not", or a math function ("exp", "sqrt", "sigmoid", ...)
