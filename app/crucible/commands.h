@@ -18,4 +18,7 @@ int runSessions(const std::vector<std::string>& args, std::ostream& out, std::os
 /// DIR] [--json]` (tasks_command.cpp).
 int runTasks(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible synth REFERENCE [-n N] [--backend B] [--out DIR] [--json]` (synth_command.cpp).
+int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace crucible::cli

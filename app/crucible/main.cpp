@@ -13,6 +13,7 @@ constexpr const char* kUsage =
     "  verify REFERENCE.py CANDIDATE.py   verify a Triton candidate against a PyTorch reference\n"
     "  sessions list | show ID            read back stored sessions\n"
     "  tasks synth | list                 synthesize reference tasks; list a task folder\n"
+    "  synth REFERENCE.py                 the built-in synthesizer's candidates (unverified)\n"
     "\n"
     "Run `crucible <command> --help` for a command's options.\n";
 }
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   const std::string command = args.front();
   args.erase(args.begin());
   if (command == "verify") return crucible::cli::runVerify(args, std::cout, std::cerr);
+  if (command == "synth") return crucible::cli::runSynth(args, std::cout, std::cerr);
   if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
   if (command == "tasks") return crucible::cli::runTasks(args, std::cout, std::cerr);
   std::cerr << "crucible: unknown command '" << command << "'\n" << kUsage;

@@ -1,12 +1,12 @@
-"""Dispatches a stage: static, reference, candidate (docs/WORKER_PROTOCOL.md) or synthcheck
-(the run check of `crucible tasks synth`)."""
+"""Dispatches a stage: static, reference, candidate, trace (the synthesizer's op graph) or
+synthcheck (the run check of `crucible tasks synth`); docs/WORKER_PROTOCOL.md."""
 import json
 import sys
 import traceback
 
 from .channel import open_channel
 
-STAGES = ("static", "reference", "candidate", "synthcheck")
+STAGES = ("static", "reference", "candidate", "synthcheck", "trace")
 
 
 def _stage_module(stage):
@@ -16,6 +16,8 @@ def _stage_module(stage):
         from . import reference_stage as module
     elif stage == "synthcheck":
         from . import synth_check_stage as module
+    elif stage == "trace":
+        from . import trace_stage as module
     else:
         from . import candidate_stage as module
     return module
@@ -23,7 +25,8 @@ def _stage_module(stage):
 
 def main(argv):
     if len(argv) != 2 or argv[0] not in STAGES:
-        print("usage: worker.py {static|reference|candidate|synthcheck} JOB.json", file=sys.stderr)
+        print("usage: worker.py {static|reference|candidate|synthcheck|trace} JOB.json",
+              file=sys.stderr)
         return 2
     stage, job_path = argv
     channel = open_channel()

@@ -1,0 +1,43 @@
+#pragma once
+// One fusion group as one Triton kernel and the host lines that launch it. Every tensor operand
+// reaches the kernel as a pointer plus strides of a view broadcast to the kernel's index space
+// (stride 0 along broadcast dimensions), so transposes and broadcasts need no copies.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/synth/op_graph.h"
+#include "core/synth/partition.h"
+
+namespace crucible::synth {
+
+/// Tile choices; each kind of group reads its own fields.
+struct Tiling {
+  int block = 1024;                           // pointwise: elements per program
+  int rows = 1;                               // row programs: rows per program
+  int blockM = 32, blockN = 32, blockK = 32;  // matmul
+  int warps = 4;
+};
+
+/// What the lowering needs from the candidate being written.
+struct HostContext {
+  std::function<std::string(const std::string&)> value;  // a value's Python expression
+  /// A shape as a Python tuple expression (batch dims as multiples of `nb`); throws GraphError
+  /// when a dimension is not a multiple of the batch.
+  std::function<std::string(const Shape&, const std::optional<Shape>&)> shape;
+  std::string device;  // Python expression of the device to allocate on
+};
+
+struct LoweredGroup {
+  std::string kernel;  // @triton.jit source; empty for views
+  std::string launch;  // host lines (8-space indent), allocations and launch
+  std::string plan;    // one line for humans
+};
+
+/// Lowers group `index`; nullopt with `why` when some node of it cannot be lowered.
+std::optional<LoweredGroup> lowerGroup(const OpGraph& graph, const FusionGroup& group, int index,
+                                       const Tiling& tiling, const HostContext& host,
+                                       std::string& why);
+
+}  // namespace crucible::synth

@@ -1,0 +1,153 @@
+#include "core/verify/worker_stage.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "core/verify/channel_auth.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// The child's whole environment: a small, known set, plus what GPU runtimes need.
+std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
+                                                     const std::string& backend) {
+  std::map<std::string, std::string> env = {
+      {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+      {"HOME", scratch.string()},
+      {"LANG", "C.UTF-8"},
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+      {"PYTHONUNBUFFERED", "1"},
+      {"CRUCIBLE_RESULT_FD", "3"},
+      {"TRITON_CACHE_DIR", (scratch / "triton-cache").string()},
+      {"TORCHINDUCTOR_CACHE_DIR", (scratch / "inductor-cache").string()},
+      {"XDG_CACHE_HOME", (scratch / "cache").string()},
+      {"MPLCONFIGDIR", (scratch / "cache").string()},
+  };
+  if (backend == "interpret") env["TRITON_INTERPRET"] = "1";
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq);
+    const bool passes = name == "LD_LIBRARY_PATH" || name == "OMP_NUM_THREADS" ||
+                        name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 ||
+                        name == "NCCL_NVLS_ENABLE" || name == "TORCH_SYMM_MEM_DISABLE_MULTICAST" ||
+                        name == "NVSHMEM_DISABLE_NVLS";
+    // PoCL's and the ICD loader's own settings (device count, threads, debugging).
+    const bool opencl =
+        backend == "opencl" && (name.rfind("POCL_", 0) == 0 || name.rfind("OCL_ICD_", 0) == 0);
+    if (passes || opencl) env[name] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+}  // namespace
+
+JobDir::JobDir(const std::vector<std::string>& subfolders) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/crucible-job-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a job folder in " + pattern);
+  }
+  root_ = pattern;
+  for (const auto& sub : subfolders) fs::create_directories(root_ / sub);
+}
+
+JobDir::~JobDir() {
+  if (!keep_) {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+}
+
+void writeFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+StageRunner::StageRunner(const WorkerLocation& worker, const JobDir& job, std::string backend,
+                         std::string tclLibrary, std::stop_token stop, std::string openclDevice)
+    : worker_(worker),
+      job_(job),
+      backend_(std::move(backend)),
+      tclLibrary_(std::move(tclLibrary)),
+      openclDevice_(std::move(openclDevice)),
+      stop_(std::move(stop)) {
+  sandbox_ = proc::probeSandbox();
+}
+
+StageResult StageRunner::run(const std::string& stage, const json& job, const fs::path& scratch,
+                             std::vector<std::string> readOnly, std::vector<std::string> writable,
+                             double timeoutSeconds, std::optional<std::uint64_t> memory) {
+  const fs::path jobFile = job_.root() / (stage + "-job.json");
+  writeFile(jobFile, job.dump(2));
+
+  proc::ProcessSpec spec;
+  spec.argv = {worker_.python, "-I", "-B", worker_.workerScript, stage, jobFile.string()};
+  spec.env = workerEnvironment(scratch, backend_);
+  // The channel's signing key travels on stdin, which the worker reads and closes before any
+  // user code runs.
+  const std::string key = makeChannelKey();
+  spec.env["CRUCIBLE_CHANNEL_KEY"] = "stdin";
+  spec.stdinText = key + "\n";
+  spec.workingDir = scratch.string();
+  spec.limits.wallTimeout =
+      std::chrono::milliseconds(static_cast<long long>(timeoutSeconds * 1000));
+  spec.limits.memoryBytes = memory;
+  spec.sandbox.enabled = sandbox_.available;
+  spec.sandbox.allowGpu = backend_ == "cuda";
+  // The interpreter's prefix (a venv or an installation), the worker, and the job file.
+  const fs::path pythonPrefix = fs::path(worker_.python).parent_path().parent_path();
+  readOnly.push_back(pythonPrefix.string());
+  readOnly.push_back(fs::path(worker_.workerScript).parent_path().string());
+  readOnly.push_back(jobFile.string());
+  if (backend_ == "opencl" && stage == "candidate") {
+    // The triton shim loads the compiler through ctypes; compiled programs are cached in the
+    // stage's scratch. PoCL sizes its CPU device from sysfs (hwloc): without the CPU topology
+    // it finds no memory and refuses to run ("Not enough memory to run on this device").
+    spec.env["CRUCIBLE_TCL_LIB"] = tclLibrary_;
+    const fs::path cache = scratch / "tcl-cache";
+    fs::create_directories(cache);
+    spec.env["CRUCIBLE_TCL_CACHE_DIR"] = cache.string();
+    if (!openclDevice_.empty()) spec.env["CRUCIBLE_OPENCL_DEVICE"] = openclDevice_;
+    readOnly.push_back(fs::path(tclLibrary_).parent_path().string());
+    readOnly.push_back("/sys/devices/system/cpu");
+    readOnly.push_back("/sys/devices/system/node");
+  }
+  spec.sandbox.readOnlyPaths = std::move(readOnly);
+  spec.sandbox.writablePaths = std::move(writable);
+
+  StageResult result;
+  result.execution = proc::run(spec, stop_);
+  std::optional<std::chrono::steady_clock::time_point> begin, end;
+  for (const auto& line : result.execution.channel) {
+    if (line.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    auto opened = openChannelLine(line.text, key);
+    if (!opened) {
+      ++result.forgedLines;
+      continue;
+    }
+    const json& message = *opened;
+    const auto type = message.value("type", "");
+    if (type == "facts") result.facts = message.value("facts", json());
+    if (type == "phase" && message.value("name", "") == "timing-check-begin") {
+      begin = line.received;
+    }
+    if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
+  }
+  result.checkReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
+  if (begin && end && result.checkReps > 0) {
+    result.checkMs = std::chrono::duration<double, std::milli>(*end - *begin).count();
+  }
+  return result;
+}
+
+}  // namespace crucible

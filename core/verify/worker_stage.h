@@ -1,0 +1,75 @@
+#pragma once
+// Running one worker stage (docs/WORKER_PROTOCOL.md): a private job folder, the child's
+// environment, the sandboxed process and the signed result channel. Shared by the verifier and
+// the synthesizer's trace stage.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/proc/process.h"
+#include "core/util/locations.h"
+
+namespace crucible {
+
+/// A private folder for one job (under $TMPDIR), with the given subfolders; removed when done
+/// unless kept.
+class JobDir {
+ public:
+  explicit JobDir(const std::vector<std::string>& subfolders);
+  ~JobDir();
+  JobDir(const JobDir&) = delete;
+  JobDir& operator=(const JobDir&) = delete;
+
+  std::filesystem::path operator/(const char* sub) const { return root_ / sub; }
+  const std::filesystem::path& root() const { return root_; }
+  void keep() { keep_ = true; }
+
+ private:
+  std::filesystem::path root_;
+  bool keep_ = false;
+};
+
+/// Writes `text` to `path`; throws std::runtime_error when it cannot.
+void writeFile(const std::filesystem::path& path, const std::string& text);
+
+struct StageResult {
+  proc::ExecutionResult execution;
+  nlohmann::json facts;           // null when the stage reported nothing
+  std::optional<double> checkMs;  // the parent's own measurement of the timing check
+  int checkReps = 0;
+  int forgedLines = 0;  // channel lines without the worker's signature
+};
+
+/// Runs worker stages for one job folder on one backend.
+class StageRunner {
+ public:
+  /// `openclDevice`: the opencl backend's device choice (CRUCIBLE_OPENCL_DEVICE), if any.
+  StageRunner(const WorkerLocation& worker, const JobDir& job, std::string backend,
+              std::string tclLibrary, std::stop_token stop, std::string openclDevice = {});
+
+  const proc::SandboxAvailability& sandbox() const { return sandbox_; }
+
+  /// Runs `stage` on `job` (written to the job folder) with `scratch` as its working folder and
+  /// HOME; `readOnly` and `writable` are the sandbox's binds beyond the interpreter and worker.
+  StageResult run(const std::string& stage, const nlohmann::json& job,
+                  const std::filesystem::path& scratch, std::vector<std::string> readOnly,
+                  std::vector<std::string> writable, double timeoutSeconds,
+                  std::optional<std::uint64_t> memory);
+
+ private:
+  const WorkerLocation& worker_;
+  const JobDir& job_;
+  std::string backend_;
+  std::string tclLibrary_;  // libcrucible_tcl.so for the opencl backend, else empty
+  std::string openclDevice_;
+  std::stop_token stop_;
+  proc::SandboxAvailability sandbox_;
+};
+
+}  // namespace crucible

@@ -1,0 +1,559 @@
+"""The `trace` stage: the reference's forward as an op graph with shapes (docs/WORKER_PROTOCOL.md,
+"trace"), for Crucible's built-in synthesizer.
+
+The model is built as the verifier builds it (`torch.manual_seed(seed); Model(*init)`), traced
+with torch.fx (torch.export when fx cannot follow the code), and run once on `get_inputs()` under
+`seed + 1` to give every value its shape and dtype. Each node is reduced to a canonical op name
+from a small vocabulary (`relu`, `add`, `linear`, `softmax`, `layer_norm`, `sum`, ...) with its
+operands and attributes by name, so the C++ side never needs to know the many spellings
+(`torch.relu`, `F.relu`, `x.relu()`, `nn.ReLU`, `aten.relu.default`) of one operation.
+
+The stage also reports the pieces of the reference's source a candidate must repeat to build its
+parameters exactly as the reference does: the module-level statements and Model's methods other
+than `forward`.
+"""
+import ast
+import builtins
+import math
+import operator
+import re
+
+import torch
+import torch.fx
+import torch.nn as nn
+from torch.fx.passes.shape_prop import ShapeProp
+
+from . import loader
+from .loader import UserCodeError
+
+STAGE = "trace"
+MODULE_NAME = "crucible_reference"
+REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
+ENTRY_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+# ---------------------------------------------------------------------------------------------
+# The vocabulary: canonical name -> parameter names in call order (tensor or scalar operands and
+# attributes alike). Operands that are graph values become the node's `inputs`; the rest become
+# `attrs`, completed with the defaults below.
+
+SIGNATURES = {
+    # pointwise, one operand
+    "relu": ["input"], "sigmoid": ["input"], "tanh": ["input"], "exp": ["input"],
+    "log": ["input"], "sqrt": ["input"], "rsqrt": ["input"], "abs": ["input"], "neg": ["input"],
+    "silu": ["input"], "hardswish": ["input"], "hardsigmoid": ["input"], "mish": ["input"],
+    "sin": ["input"], "cos": ["input"], "erf": ["input"], "log1p": ["input"],
+    "expm1": ["input"], "square": ["input"], "reciprocal": ["input"], "selu": ["input"],
+    "gelu": ["input", "approximate"],
+    "leaky_relu": ["input", "negative_slope"],
+    "elu": ["input", "alpha"],
+    "softplus": ["input", "beta", "threshold"],
+    "hardtanh": ["input", "min_val", "max_val"],
+    "clamp": ["input", "min", "max"],
+    "pow": ["input", "exponent"],
+    "to_dtype": ["input", "dtype"],
+    # pointwise, two operands
+    "add": ["input", "other", "alpha"], "sub": ["input", "other", "alpha"],
+    "mul": ["input", "other"], "div": ["input", "other"],
+    "maximum": ["input", "other"], "minimum": ["input", "other"],
+    # reductions
+    "sum": ["input", "dim", "keepdim"], "mean": ["input", "dim", "keepdim"],
+    "amax": ["input", "dim", "keepdim"], "amin": ["input", "dim", "keepdim"],
+    "max": ["input", "dim", "keepdim"], "min": ["input", "dim", "keepdim"],
+    "argmax": ["input", "dim", "keepdim"], "argmin": ["input", "dim", "keepdim"],
+    "logsumexp": ["input", "dim", "keepdim"],
+    "var": ["input", "dim", "unbiased", "keepdim"],
+    "cumsum": ["input", "dim"],
+    "softmax": ["input", "dim"], "log_softmax": ["input", "dim"],
+    # normalisations
+    "layer_norm": ["input", "normalized_shape", "weight", "bias", "eps"],
+    "batch_norm": ["input", "running_mean", "running_var", "weight", "bias", "training",
+                   "momentum", "eps"],
+    "group_norm": ["input", "num_groups", "weight", "bias", "eps"],
+    "instance_norm": ["input", "running_mean", "running_var", "weight", "bias",
+                      "use_input_stats", "momentum", "eps"],
+    # matrix products
+    "linear": ["input", "weight", "bias"], "matmul": ["input", "other"],
+    "bmm": ["input", "other"], "mm": ["input", "other"],
+    # convolutions and pooling
+    "conv1d": ["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
+    "conv2d": ["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
+    "conv_transpose2d": ["input", "weight", "bias", "stride", "padding", "output_padding",
+                         "groups", "dilation"],
+    "max_pool1d": ["input", "kernel_size", "stride", "padding", "dilation"],
+    "max_pool2d": ["input", "kernel_size", "stride", "padding", "dilation"],
+    "avg_pool2d": ["input", "kernel_size", "stride", "padding"],
+    "adaptive_avg_pool2d": ["input", "output_size"],
+    # losses and similarities
+    "mse_loss": ["input", "target", "reduction"],
+    "smooth_l1_loss": ["input", "target", "reduction", "beta"],
+    "cross_entropy": ["input", "target", "reduction"],
+    "kl_div": ["input", "target", "reduction", "log_target"],
+    "cosine_similarity": ["x1", "x2", "dim", "eps"],
+    # layout (views: run on the host by a candidate)
+    "transpose": ["input", "dim0", "dim1"], "permute": ["input", "dims"],
+    "reshape": ["input", "shape"], "flatten": ["input", "start_dim", "end_dim"],
+    "unsqueeze": ["input", "dim"], "squeeze": ["input", "dim"],
+    "contiguous": ["input"], "t": ["input"],
+}
+
+DEFAULTS = {
+    "gelu": {"approximate": "none"}, "leaky_relu": {"negative_slope": 0.01},
+    "elu": {"alpha": 1.0}, "softplus": {"beta": 1.0, "threshold": 20.0},
+    "hardtanh": {"min_val": -1.0, "max_val": 1.0}, "clamp": {"min": None, "max": None},
+    "add": {"alpha": 1}, "sub": {"alpha": 1},
+    "sum": {"dim": None, "keepdim": False}, "mean": {"dim": None, "keepdim": False},
+    "amax": {"dim": None, "keepdim": False}, "amin": {"dim": None, "keepdim": False},
+    "max": {"dim": None, "keepdim": False}, "min": {"dim": None, "keepdim": False},
+    "argmax": {"dim": None, "keepdim": False}, "argmin": {"dim": None, "keepdim": False},
+    "logsumexp": {"keepdim": False}, "var": {"dim": None, "unbiased": True, "keepdim": False},
+    "layer_norm": {"weight": None, "bias": None, "eps": 1e-5},
+    "group_norm": {"weight": None, "bias": None, "eps": 1e-5},
+    "batch_norm": {"weight": None, "bias": None, "training": False, "momentum": 0.1,
+                   "eps": 1e-5},
+    "linear": {"bias": None},
+    "mse_loss": {"reduction": "mean"}, "smooth_l1_loss": {"reduction": "mean", "beta": 1.0},
+    "cross_entropy": {"reduction": "mean"},
+    "kl_div": {"reduction": "mean", "log_target": False},
+    "cosine_similarity": {"dim": 1, "eps": 1e-8},
+    "flatten": {"start_dim": 0, "end_dim": -1}, "squeeze": {"dim": None},
+    "conv1d": {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1},
+    "conv2d": {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1},
+}
+
+# Operands that are tensors (or a number in a tensor's place): they become `inputs`, in the
+# signature's order, null when absent.
+TENSOR_SLOTS = frozenset(["input", "other", "weight", "bias", "running_mean", "running_var",
+                          "target", "x1", "x2"])
+
+# Python operators and builtins (what `x + y`, `x * 0.5`, `-x` trace to).
+OPERATORS = {
+    operator.add: "add", operator.iadd: "add", operator.sub: "sub", operator.isub: "sub",
+    operator.mul: "mul", operator.imul: "mul", operator.truediv: "div", operator.itruediv: "div",
+    operator.neg: "neg", operator.pow: "pow", operator.matmul: "matmul",
+}
+
+# Names that are another spelling of a canonical op (torch.*, F.*, Tensor methods, aten).
+ALIASES = {
+    "multiply": "mul", "true_divide": "div", "divide": "div", "subtract": "sub",
+    "clip": "clamp", "clamp_min": "clamp", "clamp_max": "clamp", "negative": "neg",
+    "swish": "silu", "view": "reshape", "_softmax": "softmax", "_log_softmax": "log_softmax",
+    "relu_": "relu", "mul_": "mul", "add_": "add", "sub_": "sub", "div_": "div",
+    "sigmoid_": "sigmoid", "tanh_": "tanh", "clamp_": "clamp", "hardtanh_": "hardtanh",
+    "leaky_relu_": "leaky_relu", "elu_": "elu", "silu_": "silu", "type_as": "to_dtype",
+    "addmm": "addmm", "expand": "expand", "float": "to_dtype",
+}
+
+# Leaf modules: class -> (canonical op, attribute names read from the module, parameter slots).
+MODULES = {
+    nn.ReLU: ("relu", [], []), nn.Sigmoid: ("sigmoid", [], []), nn.Tanh: ("tanh", [], []),
+    nn.SiLU: ("silu", [], []), nn.Hardswish: ("hardswish", [], []), nn.Mish: ("mish", [], []),
+    nn.GELU: ("gelu", ["approximate"], []),
+    nn.LeakyReLU: ("leaky_relu", ["negative_slope"], []), nn.ELU: ("elu", ["alpha"], []),
+    nn.Softplus: ("softplus", ["beta", "threshold"], []),
+    nn.Hardtanh: ("hardtanh", ["min_val", "max_val"], []),
+    nn.Softmax: ("softmax", ["dim"], []), nn.LogSoftmax: ("log_softmax", ["dim"], []),
+    nn.Identity: ("identity", [], []), nn.Flatten: ("flatten", ["start_dim", "end_dim"], []),
+    nn.Linear: ("linear", [], ["weight", "bias"]),
+    nn.LayerNorm: ("layer_norm", ["normalized_shape", "eps"], ["weight", "bias"]),
+    nn.GroupNorm: ("group_norm", ["num_groups", "eps"], ["weight", "bias"]),
+    nn.BatchNorm1d: ("batch_norm", ["eps", "momentum"],
+                     ["running_mean", "running_var", "weight", "bias"]),
+    nn.BatchNorm2d: ("batch_norm", ["eps", "momentum"],
+                     ["running_mean", "running_var", "weight", "bias"]),
+    nn.InstanceNorm2d: ("instance_norm", ["eps", "affine"], ["weight", "bias"]),
+    nn.Conv1d: ("conv1d", ["stride", "padding", "dilation", "groups"], ["weight", "bias"]),
+    nn.Conv2d: ("conv2d", ["stride", "padding", "dilation", "groups"], ["weight", "bias"]),
+    nn.ConvTranspose2d: ("conv_transpose2d",
+                         ["stride", "padding", "output_padding", "groups", "dilation"],
+                         ["weight", "bias"]),
+    nn.MaxPool1d: ("max_pool1d", ["kernel_size", "stride", "padding", "dilation"], []),
+    nn.MaxPool2d: ("max_pool2d", ["kernel_size", "stride", "padding", "dilation"], []),
+    nn.AvgPool2d: ("avg_pool2d", ["kernel_size", "stride", "padding"], []),
+    nn.AdaptiveAvgPool2d: ("adaptive_avg_pool2d", ["output_size"], []),
+}
+
+
+def run(job, channel):
+    facts = {"graph": None, "source": None, "error": None}
+    try:
+        _trace(job, channel, facts)
+    except UserCodeError as exc:
+        facts["error"] = exc.to_fact()
+    return facts
+
+
+def _trace(job, channel, facts):
+    path = job["reference_path"]
+    seed = int(job.get("seed", 42))
+    channel.phase("trace-source")
+    facts["source"] = source_pieces(path)
+    channel.phase("trace-import")
+    with _user_code(path):
+        module = loader.import_file(path, MODULE_NAME)
+    missing = [n for n in REQUIRED_NAMES if not callable(getattr(module, n, None))]
+    if missing:
+        raise UserCodeError(f"the reference does not define {', '.join(missing)}", STAGE)
+    with _user_code(path):
+        loader.seed_all(seed)
+        init = module.get_init_inputs()
+        model = loader.build_model(module.Model, init, seed, "cpu")
+        loader.seed_all(seed + 1)
+        inputs = list(module.get_inputs())
+    channel.phase("trace-graph")
+    graph, rerun = trace_model(model, inputs, path)
+    batch = _batch_constant(module)
+    graph["batch"] = batch
+    if batch is not None and rerun is not None:
+        # The same graph on the alternative batch size the verifier also tries: dims that change
+        # with it are written as multiples of the batch in a candidate's host code.
+        channel.phase("trace-alt-batch")
+        setattr(module, batch["name"], batch["value"] + 1)
+        try:
+            with _user_code(path):
+                loader.seed_all(seed + 1000)
+                alt_inputs = list(module.get_inputs())
+            graph["alt_shapes"] = rerun(alt_inputs)
+        except Exception as exc:  # the graph still stands; only its batch dims are unknown
+            graph["alt_error"] = f"{type(exc).__name__}: {exc}"[:500]
+        finally:
+            setattr(module, batch["name"], batch["value"])
+    facts["graph"] = graph
+
+
+def _batch_constant(module):
+    for name in ("batch_size", "batch", "B"):
+        value = getattr(module, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"name": name, "value": value}
+    return None
+
+
+class _user_code:
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and isinstance(exc, (Exception, SystemExit)) \
+                and not isinstance(exc, UserCodeError):
+            raise UserCodeError.from_exception(exc, self.path, STAGE) from exc
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Source pieces a candidate repeats
+
+
+def source_pieces(path):
+    """The module-level statements (other than Model and the two entry points) and Model's
+    methods other than forward, as source text, with their first lines."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise UserCodeError(f"syntax error: {exc.msg}", STAGE, exc.lineno) from exc
+    lines = text.splitlines(keepends=True)
+
+    def segment(node):
+        start = node.lineno - 1
+        if getattr(node, "decorator_list", None):
+            start = min(d.lineno for d in node.decorator_list) - 1
+        return "".join(lines[start:node.end_lineno])
+
+    prelude, methods, model_line, forward_line = [], [], None, None
+    for node in tree.body:
+        name = getattr(node, "name", None)
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id in ENTRY_NAMES for t in node.targets):
+            continue
+        if name in ENTRY_NAMES:
+            if name == "Model" and isinstance(node, ast.ClassDef):
+                model_line = node.lineno
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        if item.name == "forward":
+                            forward_line = item.lineno
+                        else:
+                            methods.append({"name": item.name, "line": item.lineno,
+                                            "text": segment(item)})
+            continue
+        prelude.append({"line": node.lineno, "text": segment(node)})
+    return {"prelude": prelude, "methods": methods, "model_line": model_line,
+            "forward_line": forward_line}
+
+
+# ---------------------------------------------------------------------------------------------
+# Tracing
+
+
+class _Tracer(torch.fx.Tracer):
+    def __init__(self):
+        super().__init__()
+        self.record_stack_traces = True
+
+
+def trace_model(model, inputs, path):
+    """(graph, rerun): the op graph of `model` on `inputs`, torch.fx first and torch.export
+    when fx fails; rerun(other_inputs) gives every value's shape on other inputs (fx only)."""
+    fx_error = None
+    try:
+        tracer = _Tracer()
+        graph = tracer.trace(model)
+        gm = torch.fx.GraphModule(tracer.root, graph)
+        with torch.no_grad():
+            ShapeProp(gm).propagate(*inputs)
+        converted = _Converter(gm, path, "fx").convert()
+
+        def rerun(other_inputs):
+            with torch.no_grad():
+                ShapeProp(gm).propagate(*other_inputs)
+            shapes = {}
+            for node in gm.graph.nodes:
+                meta = node.meta.get("tensor_meta")
+                if hasattr(meta, "shape"):
+                    shapes[node.name] = [int(d) for d in meta.shape]
+            return shapes
+        return converted, rerun
+    except UserCodeError:
+        raise
+    except Exception as exc:
+        fx_error = f"{type(exc).__name__}: {exc}"
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(model, tuple(inputs))
+    except Exception as exc:
+        error = UserCodeError.from_exception(exc, path, STAGE)
+        error.message = (f"the reference could not be traced (torch.fx: {fx_error[:300]}; "
+                         f"torch.export: {error.message[:300]})")
+        raise error from exc
+    result = _Converter(exported.graph_module, path, "export",
+                        signature=exported.graph_signature).convert()
+    result["fx_error"] = fx_error[:2000]
+    return result, None
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _line_of(node, path):
+    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace", None) or ""
+    line = None
+    for match in re.finditer(r'File "([^"]+)", line (\d+)', trace):
+        if match.group(1) == path or match.group(1).endswith("/" + path.rsplit("/", 1)[-1]):
+            line = int(match.group(2))
+    return line
+
+
+def _jsonable(value):
+    """Attributes as JSON: tuples as lists, dtypes as names, anything else as text."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (list, tuple, torch.Size)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, torch.dtype):
+        return _dtype_name(value)
+    return str(value)
+
+
+class _Converter:
+    def __init__(self, gm, path, tracer, signature=None):
+        self.gm = gm
+        self.path = path
+        self.tracer = tracer
+        self.names = {}      # fx node -> value name in the JSON (or a constant)
+        self.params = {}     # attribute path -> entry
+        self.inputs = []
+        self.nodes = []
+        self.outputs = []
+        self.placeholder_params = {}
+        self.meta_values = set()  # shapes and sizes: host bookkeeping, not tensors
+        self.tuples = {}     # max/min over a dim: (op, inputs, attrs) until .values/.indices
+        if signature is not None:
+            for spec in signature.input_specs:
+                target = getattr(spec, "target", None)
+                if target is not None:
+                    self.placeholder_params[spec.arg.name] = target
+
+    def convert(self):
+        for node in self.gm.graph.nodes:
+            handler = getattr(self, "_" + node.op)
+            handler(node)
+        return {"tracer": self.tracer, "inputs": self.inputs,
+                "params": list(self.params.values()), "nodes": self.nodes,
+                "outputs": self.outputs}
+
+    # -- values
+
+    def _param(self, target):
+        if target not in self.params:
+            value = self.gm
+            for part in target.split("."):
+                value = getattr(value, part)
+            if not isinstance(value, torch.Tensor):
+                return None
+            kind = "parameter" if isinstance(value, nn.Parameter) else "buffer"
+            self.params[target] = {"name": target, "shape": list(value.shape),
+                                   "dtype": _dtype_name(value.dtype), "kind": kind}
+        return target
+
+    def _operand(self, value):
+        if isinstance(value, torch.fx.Node):
+            return self.names.get(value, value.name)
+        if isinstance(value, (list, tuple)):
+            return [self._operand(v) for v in value]
+        return _jsonable(value)
+
+    def _meta(self, node):
+        meta = node.meta.get("tensor_meta")
+        if meta is None and isinstance(node.meta.get("val"), torch.Tensor):
+            meta = node.meta["val"]
+        if meta is None or not hasattr(meta, "shape"):
+            return None, None
+        return [int(s) for s in meta.shape], _dtype_name(meta.dtype)
+
+    # -- fx node kinds
+
+    def _placeholder(self, node):
+        if node.name in self.placeholder_params:
+            self.names[node] = self._param(self.placeholder_params[node.name])
+            return
+        shape, dtype = self._meta(node)
+        self.inputs.append({"name": node.name, "shape": shape, "dtype": dtype})
+
+    def _get_attr(self, node):
+        name = self._param(node.target)
+        if name is None:
+            self._emit(node, "unknown", [], {"target": f"get_attr {node.target}"})
+            return
+        self.names[node] = name
+
+    def _output(self, node):
+        value = node.args[0]
+        values = value if isinstance(value, (list, tuple)) else [value]
+        self.outputs = [self._operand(v) for v in values]
+
+    def _call_module(self, node):
+        module = self.gm.get_submodule(node.target)
+        entry = MODULES.get(type(module))
+        if entry is None:
+            self._emit(node, "unknown", [self._operand(a) for a in node.args],
+                       {"target": f"{type(module).__module__}.{type(module).__qualname__}"})
+            return
+        op, attr_names, slots = entry
+        attrs = {a: _jsonable(getattr(module, a)) for a in attr_names}
+        if op == "batch_norm":
+            attrs["training"] = bool(module.training or module.running_mean is None)
+        inputs = [self._operand(a) for a in node.args]
+        for slot in slots:
+            tensor = getattr(module, slot, None)
+            inputs.append(self._param(f"{node.target}.{slot}") if tensor is not None else None)
+        attrs["module"] = node.target
+        self._emit(node, op, inputs, attrs)
+
+    def _call_method(self, node):
+        self._call(node, node.target, node.args, node.kwargs)
+
+    def _call_function(self, node):
+        target = node.target
+        if target in OPERATORS:
+            self._call(node, OPERATORS[target], node.args, node.kwargs, canonical=True)
+            return
+        if target is operator.getitem or target is builtins.getattr:
+            self._select(node)
+            return
+        if isinstance(target, torch._ops.OpOverload):
+            self._aten(node, target)
+            return
+        self._call(node, getattr(target, "__name__", str(target)), node.args, node.kwargs)
+
+    # -- calls
+
+    def _call(self, node, name, args, kwargs, canonical=False):
+        op = name if canonical else ALIASES.get(name, name)
+        if name in ("clamp_min", "clamp_max"):
+            key = "min" if name == "clamp_min" else "max"
+            kwargs = dict(kwargs, **{key: args[1]})
+            args = args[:1]
+        if op in ("size", "dim", "numel", "shape"):
+            self.meta_values.add(node)
+            self._emit(node, "meta", [], {"target": name})
+            return
+        if op == "to_dtype":
+            self._emit(node, "to_dtype", [self._operand(args[0])], {})
+            return
+        if op in ("reshape", "permute") and len(args) > 2:
+            args = (args[0], list(args[1:]))  # x.view(a, b) -> reshape(x, [a, b])
+        tuple_op = op in ("max", "min") and self._dim_given(args, kwargs)
+        signature = SIGNATURES.get(op)
+        if signature is None:
+            self._emit(node, "unknown", [self._operand(a) for a in args], {"target": name})
+            return
+        bound = dict(zip(signature, args))
+        for key, value in kwargs.items():
+            bound["input" if key == "self" else key] = value
+        values = dict(DEFAULTS.get(op, {}))
+        values.update(bound)
+        inputs, attrs = [], {}
+        for key in signature:
+            if key in TENSOR_SLOTS:
+                inputs.append(self._operand(values.get(key)))
+            elif key in values:
+                attrs[key] = self._operand(values[key])
+        if tuple_op:  # (values, indices): the selections that follow become max / argmax
+            self.tuples[node] = (op, inputs, attrs, _line_of(node, self.path))
+            return
+        self._emit(node, op, inputs, attrs)
+
+    @staticmethod
+    def _dim_given(args, kwargs):
+        return len(args) > 1 and not isinstance(args[1], torch.fx.Node) or "dim" in kwargs
+
+    def _select(self, node):
+        """getitem / getattr on a traced value: `.values` / `[0]` and `.indices` / `[1]` of
+        max and min over a dim become `max` / `argmax` nodes; `.shape` and friends stay
+        unknown (they are bookkeeping a candidate would do on the host)."""
+        source, key = node.args[0], node.args[1]
+        if source in self.tuples:
+            kind, inputs, attrs, line = self.tuples[source]
+            op = kind if key in (0, "values") else "arg" + kind
+            self._emit(node, op, list(inputs), dict(attrs), line)
+            return
+        if key in ("T", "mT"):  # x.T of a matrix: a transposed view
+            self._emit(node, "transpose", [self._operand(source)], {"dim0": -2, "dim1": -1})
+            return
+        if key in ("shape", "dtype", "device", "ndim") or source in self.meta_values:
+            self.meta_values.add(node)
+            self._emit(node, "meta", [], {"target": str(key)})
+            return
+        self._emit(node, "unknown", [self._operand(source)],
+                   {"target": f"{node.target.__name__} {key!r}"})
+
+    def _aten(self, node, target):
+        """A node of torch.export's ATen graph, its arguments named by the op's schema."""
+        name = target.overloadpacket.__name__
+        schema_args = [a.name for a in target._schema.arguments]
+        bound = dict(zip(schema_args, node.args))
+        bound.update(node.kwargs)
+        bound = {("input" if k == "self" else k): v for k, v in bound.items()}
+        op = ALIASES.get(name, name)
+        signature = SIGNATURES.get(op)
+        if signature is None:
+            self._emit(node, "unknown", [self._operand(a) for a in node.args],
+                       {"target": str(target)})
+            return
+        self._call(node, op, (), {k: bound[k] for k in signature if k in bound},
+                   canonical=True)
+
+    def _emit(self, node, op, inputs, attrs, line=None):
+        shape, dtype = self._meta(node)
+        entry = {"name": node.name, "op": op, "inputs": inputs, "attrs": attrs,
+                 "shape": shape, "dtype": dtype, "line": _line_of(node, self.path) or line}
+        self.names[node] = node.name
+        self.nodes.append(entry)
+

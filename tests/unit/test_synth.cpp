@@ -1,0 +1,178 @@
+// The synthesizer's partitioning and code generation on hand-written op graphs (the JSON the
+// worker's trace stage emits), without running Python.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/synth/op_graph.h"
+#include "core/synth/partition.h"
+#include "core/synth/pointwise_expr.h"
+#include "core/synth/synthesizer.h"
+
+namespace crucible::synth {
+namespace {
+
+using nlohmann::json;
+
+json node(const std::string& name, const std::string& op, json inputs, json shape,
+          json attrs = json::object(), int line = 10) {
+  return {{"name", name},   {"op", op},           {"inputs", inputs}, {"attrs", attrs},
+          {"shape", shape}, {"dtype", "float32"}, {"line", line}};
+}
+
+/// y = relu(linear(x) + extra_bias), batch 8 (9 on the alternative batch).
+json linearGraph() {
+  return {
+      {"tracer", "fx"},
+      {"inputs", {{{"name", "x"}, {"shape", {8, 16}}, {"dtype", "float32"}}}},
+      {"params",
+       {{{"name", "linear.weight"}, {"shape", {32, 16}}, {"dtype", "float32"}},
+        {{"name", "linear.bias"}, {"shape", {32}}, {"dtype", "float32"}},
+        {{"name", "extra_bias"}, {"shape", {32}}, {"dtype", "float32"}}}},
+      {"nodes",
+       {node("linear", "linear", {"x", "linear.weight", "linear.bias"}, {8, 32}),
+        node("add", "add", {"linear", "extra_bias"}, {8, 32}, {{"alpha", 1}}),
+        node("relu", "relu", {"add"}, {8, 32})}},
+      {"outputs", {"relu"}},
+      {"batch", {{"name", "batch_size"}, {"value", 8}}},
+      {"alt_shapes", {{"x", {9, 16}}, {"linear", {9, 32}}, {"add", {9, 32}}, {"relu", {9, 32}}}}};
+}
+
+json source() {
+  return {{"prelude", {{{"line", 1}, {"text", "import torch\n"}}}},
+          {"methods",
+           {{{"name", "__init__"},
+             {"line", 5},
+             {"text",
+              "    def __init__(self, a, b):\n        super(Model, self).__init__()\n"
+              "        self.linear = nn.Linear(a, b)\n"}}}}};
+}
+
+TEST(SynthPartition, FusesAnEpilogueIntoTheMatrixProduct) {
+  const OpGraph g = parseGraph(linearGraph());
+  const Partition p = partition(g);
+  ASSERT_TRUE(p.unsupported.empty());
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kind, GroupKind::Matmul);
+  EXPECT_EQ(p.groups[0].nodes.size(), 3u);
+  EXPECT_EQ(p.groups[0].stores, std::vector<std::string>{"relu"});
+}
+
+TEST(SynthPartition, RmsNormWrittenInTorchOpsIsOneRowProgram) {
+  json g = {
+      {"inputs", {{{"name", "x"}, {"shape", {4, 6, 8}}, {"dtype", "float32"}}}},
+      {"params", {{{"name", "weight"}, {"shape", {8}}, {"dtype", "float32"}}}},
+      {"nodes",
+       {node("p", "pow", {"x"}, {4, 6, 8}, {{"exponent", 2}}),
+        node("m", "mean", {"p"}, {4, 6, 1}, {{"dim", -1}, {"keepdim", true}}),
+        node("a", "add", {"m", 1e-6}, {4, 6, 1}), node("r", "rsqrt", {"a"}, {4, 6, 1}),
+        node("y", "mul", {"x", "r"}, {4, 6, 8}), node("z", "mul", {"y", "weight"}, {4, 6, 8})}},
+      {"outputs", {"z"}}};
+  const Partition p = partition(parseGraph(g));
+  ASSERT_TRUE(p.unsupported.empty());
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].kind, GroupKind::Row);
+  EXPECT_EQ(p.groups[0].reduceDim, 2);
+  EXPECT_EQ(p.groups[0].stores, std::vector<std::string>{"z"});
+}
+
+TEST(SynthPartition, SoftmaxAfterALinearIsASecondGroupReadingItsOutput) {
+  json g = linearGraph();
+  g["nodes"] = {node("linear", "linear", {"x", "linear.weight", "linear.bias"}, {8, 32}),
+                node("sm", "softmax", {"linear"}, {8, 32}, {{"dim", 1}})};
+  g["outputs"] = {"sm"};
+  const Partition p = partition(parseGraph(g));
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.groups[0].kind, GroupKind::Matmul);
+  EXPECT_EQ(p.groups[0].stores, std::vector<std::string>{"linear"});
+  EXPECT_EQ(p.groups[1].kind, GroupKind::Row);
+  EXPECT_EQ(p.groups[1].reduceDim, 1);
+}
+
+TEST(SynthPartition, UnknownOpsAreReportedByNameAndLine) {
+  json g = linearGraph();
+  g["nodes"].push_back(node("f", "unknown", {"relu"}, {8, 17}, {{"target", "torch.fft.rfft"}}, 12));
+  const Partition p = partition(parseGraph(g));
+  ASSERT_EQ(p.unsupported.size(), 1u);
+  EXPECT_EQ(p.unsupported[0], "line 12: torch.fft.rfft");
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  EXPECT_TRUE(r.candidates.empty());
+  EXPECT_EQ(r.unsupported, p.unsupported);
+}
+
+TEST(SynthPartition, ReductionsOverSeveralDimsAreUnsupported) {
+  json g = {{"inputs", {{{"name", "x"}, {"shape", {2, 3, 4, 5}}, {"dtype", "float32"}}}},
+            {"params", json::array()},
+            {"nodes", {node("m", "mean", {"x"}, {2, 3}, {{"dim", {2, 3}}}, 7)}},
+            {"outputs", {"m"}}};
+  const Partition p = partition(parseGraph(g));
+  ASSERT_EQ(p.unsupported.size(), 1u);
+  EXPECT_NE(p.unsupported[0].find("line 7: mean"), std::string::npos);
+}
+
+TEST(SynthCodegen, WritesAModelNewThatReusesTheConstructorAndLaunchesOnly) {
+  SynthRequest request;
+  request.maxCandidates = 3;
+  const SynthResult r = synthesizeFromTrace(linearGraph(), source(), request, "ref.py");
+  ASSERT_TRUE(r.unsupported.empty());
+  ASSERT_EQ(r.candidates.size(), 3u);
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("class ModelNew(nn.Module):"), std::string::npos);
+  EXPECT_NE(code.find("super(ModelNew, self).__init__()"), std::string::npos);
+  EXPECT_EQ(code.find("super(Model, self)"), std::string::npos);
+  EXPECT_NE(code.find("tl.dot(a_tile, b_tile"), std::string::npos);
+  EXPECT_NE(code.find("tl.maximum(v_add, 0.0)"), std::string::npos);
+  // The batch is read from the input, not baked in: the verifier also runs batch + 1.
+  EXPECT_NE(code.find("nb = x.shape[0]"), std::string::npos);
+  EXPECT_NE(code.find("torch.empty((nb, 32)"), std::string::npos);
+  // No torch compute in forward: the linear is never called.
+  EXPECT_EQ(code.find("self.linear("), std::string::npos);
+  EXPECT_EQ(code.find("F."), std::string::npos);
+  EXPECT_NE(r.candidates[0].label, r.candidates[1].label);
+  EXPECT_NE(r.candidates[0].plan.find("matmul [linear -> add -> relu]"), std::string::npos);
+}
+
+TEST(SynthCodegen, ADimensionThatIsNotAMultipleOfTheBatchIsUnsupported) {
+  json g = linearGraph();
+  g["alt_shapes"]["relu"] = {10, 32};
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  EXPECT_TRUE(r.candidates.empty());
+  ASSERT_FALSE(r.unsupported.empty());
+  EXPECT_NE(r.unsupported[0].find("not a multiple"), std::string::npos);
+}
+
+TEST(SynthCodegen, PointwiseExpressions) {
+  std::string why;
+  OpNode n;
+  n.op = "gelu";
+  EXPECT_EQ(*pointwiseExpr(n, {"x"}, why), "0.5 * (x) * (1.0 + tl.erf((x) * 0.7071067811865476))");
+  n.op = "clamp";
+  n.attrs = {{"min", -0.25}, {"max", nullptr}};
+  EXPECT_EQ(*pointwiseExpr(n, {"x"}, why), "tl.maximum(x, -0.25)");
+  n.op = "pow";
+  n.attrs = {{"exponent", 1.7}};
+  EXPECT_FALSE(pointwiseExpr(n, {"x"}, why));
+  EXPECT_NE(why.find("exponent"), std::string::npos);
+  EXPECT_EQ(floatLiteral(2), "2.0");
+  EXPECT_EQ(floatLiteral(1e-5), "1.0000000000000001e-05");
+}
+
+TEST(SynthResultJson, RoundTrips) {
+  SynthResult r;
+  r.candidates.push_back({"code", "plan", "BLOCK=1024 warps=4"});
+  r.unsupported = {"line 3: conv3d"};
+  r.graph = {{"nodes", json::array()}};
+  const SynthResult back = json(r).get<SynthResult>();
+  ASSERT_EQ(back.candidates.size(), 1u);
+  EXPECT_EQ(back.candidates[0].label, "BLOCK=1024 warps=4");
+  EXPECT_EQ(back.unsupported, r.unsupported);
+  EXPECT_EQ(back.graph, r.graph);
+}
+
+TEST(SynthGraph, MalformedGraphsAreErrors) {
+  EXPECT_THROW(parseGraph(json::array()), GraphError);
+  EXPECT_THROW(parseGraph(json{{"inputs", json::array()}}), GraphError);
+}
+
+}  // namespace
+}  // namespace crucible::synth

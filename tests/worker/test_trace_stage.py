@@ -1,0 +1,135 @@
+"""The trace stage: a reference's forward as a canonical op graph with shapes, for the
+synthesizer (docs/WORKER_PROTOCOL.md, "trace")."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from crucible_worker import trace_stage
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+WORKER = os.path.join(REPO, "core", "worker", "worker.py")
+
+REFERENCE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SCALE = 0.5
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super(Model, self).__init__()
+        self.lin = nn.Linear(dim, dim)
+        self.extra = nn.Parameter(torch.zeros(dim))
+
+    def helper(self):
+        return 1
+
+    def forward(self, x):
+        y = F.relu(self.lin(x)) * SCALE + self.extra
+        z = torch.max(y, dim=1, keepdim=True).values
+        return torch.softmax(y - z, dim=-1), x.T
+
+
+batch_size = 4
+dim = 8
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return [dim]
+"""
+
+
+class Recorder:
+    def __init__(self):
+        self.phases = []
+
+    def phase(self, name):
+        self.phases.append(name)
+
+
+def trace(tmp_path, source):
+    path = tmp_path / "reference.py"
+    path.write_text(textwrap.dedent(source))
+    return trace_stage.run({"reference_path": str(path), "seed": 42}, Recorder())
+
+
+def test_graph_has_canonical_ops_shapes_lines_and_parameters(tmp_path):
+    facts = trace(tmp_path, REFERENCE)
+    assert facts["error"] is None
+    g = facts["graph"]
+    assert g["tracer"] == "fx"
+    assert g["inputs"] == [{"name": "x", "shape": [4, 8], "dtype": "float32"}]
+    params = {p["name"]: p for p in g["params"]}
+    assert params["lin.weight"]["shape"] == [8, 8] and params["lin.weight"]["kind"] == "parameter"
+    assert params["extra"]["shape"] == [8]
+    ops = [(n["op"], n["inputs"]) for n in g["nodes"]]
+    assert ops[0] == ("linear", ["x", "lin.weight", "lin.bias"])
+    assert ops[1][0] == "relu"
+    assert ops[2] == ("mul", [g["nodes"][1]["name"], 0.5])
+    assert ops[3][0] == "add"
+    # max over a dim with .values is a plain `max` reduction
+    mx = g["nodes"][4]
+    assert mx["op"] == "max" and mx["attrs"] == {"dim": 1, "keepdim": True}
+    assert mx["shape"] == [4, 1]
+    assert [n["op"] for n in g["nodes"][5:]] == ["sub", "softmax", "transpose"]
+    assert all(n["line"] == 18 for n in g["nodes"][:4])
+    assert g["nodes"][6]["attrs"] == {"dim": -1}
+    assert len(g["outputs"]) == 2
+    # the same graph on batch_size + 1
+    assert g["batch"] == {"name": "batch_size", "value": 4}
+    assert g["alt_shapes"]["x"] == [5, 8]
+    assert g["alt_shapes"][g["outputs"][0]] == [5, 8]
+
+
+def test_source_pieces_are_what_a_candidate_repeats(tmp_path):
+    source = trace(tmp_path, REFERENCE)["source"]
+    texts = "".join(p["text"] for p in source["prelude"])
+    assert "SCALE = 0.5" in texts and "import torch.nn.functional as F" in texts
+    assert "def get_inputs" not in texts and "class Model" not in texts
+    assert [m["name"] for m in source["methods"]] == ["__init__", "helper"]
+    assert "super(Model, self).__init__()" in source["methods"][0]["text"]
+    assert source["forward_line"] == 17
+
+
+def test_unknown_ops_are_kept_with_their_name(tmp_path):
+    facts = trace(tmp_path, REFERENCE.replace("torch.softmax(y - z, dim=-1)",
+                                              "torch.fft.fft(y - z).real"))
+    unknown = [n for n in facts["graph"]["nodes"] if n["op"] == "unknown"]
+    assert unknown and unknown[0]["attrs"]["target"] == "fft_fft"
+    assert unknown[0]["line"] == 20
+
+
+def test_a_failing_reference_is_an_error_with_its_line(tmp_path):
+    facts = trace(tmp_path, REFERENCE.replace("self.lin = nn.Linear(dim, dim)",
+                                              "self.lin = nn.Linear(dim, dim)\n"
+                                              "        raise ValueError('bad init')"))
+    assert facts["graph"] is None
+    assert facts["error"]["line"] == 12
+    assert "bad init" in facts["error"]["message"]
+
+
+def test_the_worker_runs_the_trace_stage(tmp_path):
+    path = tmp_path / "reference.py"
+    path.write_text(REFERENCE)
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"reference_path": str(path), "seed": 1}))
+    read, write = os.pipe()
+    env = dict(os.environ, CRUCIBLE_RESULT_FD=str(write))
+    env.pop("CRUCIBLE_CHANNEL_KEY", None)
+    proc = subprocess.run([sys.executable, "-I", "-B", WORKER, "trace", str(job)],
+                          env=env, pass_fds=(write,), capture_output=True, timeout=120)
+    os.close(write)
+    lines = os.read(read, 1 << 20).decode().splitlines()
+    os.close(read)
+    assert proc.returncode == 0, proc.stderr.decode()
+    messages = [json.loads(json.loads(line)["body"]) for line in lines]
+    facts = messages[-1]["facts"]
+    assert facts["error"] is None and facts["graph"]["nodes"][0]["op"] == "linear"
