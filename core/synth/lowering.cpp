@@ -590,6 +590,183 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
 }
 
 // ---------------------------------------------------------------------------------------------
+// Convolutions (1-D and 2-D, groups, stride, padding, dilation): direct loops, one output
+// element per lane, the epilogue applied before the store.
+
+std::vector<int> intList(const json& v, std::size_t n, int fallback) {
+  std::vector<int> out;
+  if (v.is_number_integer()) out.assign(n, v.get<int>());
+  if (v.is_array()) {
+    for (const auto& x : v) out.push_back(x.is_number_integer() ? x.get<int>() : fallback);
+  }
+  if (out.size() == 1 && n > 1) out.assign(n, out[0]);
+  if (out.size() != n) out.assign(n, fallback);
+  return out;
+}
+
+std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group, int index,
+                                      const Tiling& t, const HostContext& host, std::string& why) {
+  const OpNode& cv = g.nodes[group.nodes.front()];
+  if (cv.inputs.size() < 2 || !cv.inputs[0].isRef() || !cv.inputs[1].isRef()) {
+    why = cv.op + " without an input or a weight";
+    return std::nullopt;
+  }
+  const int sd = cv.op == "conv1d" ? 1 : 2;  // spatial dims
+  const int rank = sd + 2;
+  if (static_cast<int>(cv.shape.size()) != rank ||
+      static_cast<int>(shapeOfValue(g, cv.inputs[0].ref).size()) != rank) {
+    why = cv.op + " of an unbatched input";
+    return std::nullopt;
+  }
+  if (cv.attrs.value("padding", json(0)).is_string()) {
+    why = cv.op + " with padding=" + cv.attrs["padding"].dump();
+    return std::nullopt;
+  }
+  const auto stride = intList(cv.attrs.value("stride", json(1)), sd, 1);
+  const auto pad = intList(cv.attrs.value("padding", json(0)), sd, 0);
+  const auto dil = intList(cv.attrs.value("dilation", json(1)), sd, 1);
+  const Shape ws = shapeOfValue(g, cv.inputs[1].ref);
+  const std::string bias =
+      cv.inputs.size() > 2 && cv.inputs[2].isRef() ? cv.inputs[2].ref : std::string("None");
+  const std::string dom = "_dom" + std::to_string(index);
+
+  GroupState st(g, group);
+  std::ostringstream body;
+  body << kBody << var(cv.name) << " = acc";
+  if (bias != "None") body << " + tl.load(p_bias + co * bias_s, mask=mask, other=0.0)";
+  body << "  # " << cv.op << " (line " << cv.line << ")\n";
+  for (std::size_t i = 1; i < group.nodes.size(); ++i) {
+    const OpNode& n = g.nodes[group.nodes[i]];
+    std::vector<std::string> args;
+    for (const auto& in : n.inputs) {
+      args.push_back(st.operand(
+          in, false, in.isRef() && !st.inside(in.ref) ? broadcastTo(g, in.ref, host, dom) : ""));
+    }
+    auto e = pointwiseExpr(n, args, why);
+    if (!e) return std::nullopt;
+    body << kBody << var(n.name) << " = " << *e << "  # " << n.op << " (line " << n.line << ")\n";
+  }
+  const auto ops = st.operands();
+  const std::string name = "k" + std::to_string(index) + "_conv";
+  const char* sp[2] = {"h", "w"};
+  auto spName = [&](int i) { return std::string(sd == 1 ? "w" : sp[i]); };
+  std::vector<std::string> params = {"p_x", "p_w"}, launchArgs = {"_x", "_w"};
+  if (bias != "None") {
+    params.push_back("p_bias");
+    launchArgs.push_back("_bias");
+  }
+  for (const auto& o : ops) {
+    params.push_back("p_" + o.arg);
+    launchArgs.push_back("_" + o.arg);
+  }
+  for (const auto& s : group.stores) {
+    params.push_back("out_" + s);
+    launchArgs.push_back(var(s));
+  }
+  params.insert(params.end(), {"n_elements", "C_OUT", "CIN_G", "COUT_G"});
+  launchArgs.insert(launchArgs.end(), {"_n", dom + "[1]", "_w.shape[1]", "_w.shape[0] // _groups"});
+  for (int i = 0; i < sd; ++i) {
+    params.push_back("O" + spName(i));
+    params.push_back("I" + spName(i));
+    launchArgs.push_back(dom + "[" + std::to_string(2 + i) + "]");
+    launchArgs.push_back("_x.shape[" + std::to_string(2 + i) + "]");
+  }
+  for (int i = 0; i < rank; ++i) params.push_back("x_s" + std::to_string(i));
+  for (int i = 0; i < rank; ++i) params.push_back("w_s" + std::to_string(i));
+  launchArgs.push_back("*_x.stride()");
+  launchArgs.push_back("*_w.stride()");
+  if (bias != "None") {
+    params.push_back("bias_s");
+    launchArgs.push_back("_bias.stride(0)");
+  }
+  for (const auto& o : ops) {
+    for (int d = 0; d < rank; ++d) params.push_back(o.arg + "_s" + std::to_string(d));
+    launchArgs.push_back("*_" + o.arg + ".stride()");
+  }
+  for (int i = 0; i < sd; ++i) {
+    for (const char* p : {"K", "S", "P", "D"})
+      params.push_back(std::string(p) + spName(i) + ": tl.constexpr");
+  }
+  params.push_back("BLOCK: tl.constexpr");
+
+  std::ostringstream k;
+  k << "@triton.jit\ndef " << name << "(" << join(params, ", ") << "):\n";
+  k << kBody << "# " << nodeList(g, group)
+    << ": direct convolution, one output element per lane, summing input channels of its group\n"
+    << kBody << "# times the kernel window (out-of-range taps are the zero padding).\n";
+  k << kBody << "offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n";
+  k << kBody << "mask = offs < n_elements\n";
+  k << kBody << "rem = offs\n";
+  for (int i = sd - 1; i >= 0; --i) {
+    k << kBody << "o" << spName(i) << " = rem % O" << spName(i) << "\n";
+    k << kBody << "rem = rem // O" << spName(i) << "\n";
+  }
+  k << kBody << "co = rem % C_OUT\n" << kBody << "bi = rem // C_OUT\n";
+  k << kBody << "first = (co // COUT_G) * CIN_G  # the group's first input channel\n";
+  k << kBody << "acc = tl.zeros((BLOCK,), dtype=tl.float32)\n";
+  k << kBody << "for ci in range(0, CIN_G):\n";
+  std::string indent = std::string(kBody) + kBody;
+  std::string xAddr = "p_x + bi * x_s0 + (first + ci) * x_s1";
+  std::string wAddr = "p_w + co * w_s0 + ci * w_s1";
+  std::string ok = "mask";
+  for (int i = 0; i < sd; ++i) {
+    const std::string s = spName(i);
+    k << indent << "for k" << s << " in tl.static_range(K" << s << "):\n";
+    indent += kBody;
+    k << indent << "i" << s << " = o" << s << " * S" << s << " - P" << s << " + k" << s << " * D"
+      << s << "\n";
+    xAddr += " + i" + s + " * x_s" + std::to_string(2 + i);
+    wAddr += " + k" + s + " * w_s" + std::to_string(2 + i);
+    ok += " & (i" + s + " >= 0) & (i" + s + " < I" + s + ")";
+  }
+  k << indent << "xv = tl.load(" << xAddr << ", mask=" << ok << ", other=0.0)\n";
+  k << indent << "wv = tl.load(" << wAddr << ", mask=mask, other=0.0)\n";
+  k << indent << "acc += xv * wv\n";
+  if (!ops.empty()) {
+    // Epilogue operands are addressed by the output coordinates (n, c, spatial...).
+    std::vector<std::string> coords = {"bi", "co"};
+    for (int i = 0; i < sd; ++i) coords.push_back("o" + spName(i));
+    for (const auto& o : ops) {
+      std::vector<std::string> terms;
+      for (int d = 0; d < rank; ++d)
+        terms.push_back(coords[d] + " * " + o.arg + "_s" + std::to_string(d));
+      k << kBody << o.arg << " = tl.load(p_" << o.arg << " + " << join(terms, " + ")
+        << ", mask=mask, other=0.0)" << widen(dtypeOf(g, o.value)) << "\n";
+    }
+  }
+  k << body.str();
+  for (const auto& s : group.stores) {
+    k << kBody << "tl.store(out_" << s << " + offs, " << var(s) << ", mask=mask)\n";
+  }
+
+  std::ostringstream h;
+  h << kHost << "# group " << index << ": " << nodeList(g, group) << " (direct convolution)\n";
+  h << kHost << dom << " = " << host.shape(cv.shape, cv.altShape) << "\n";
+  h << kHost << "_x = " << host.value(cv.inputs[0].ref) << "\n";
+  h << kHost << "_w = " << host.value(cv.inputs[1].ref) << "\n";
+  if (bias != "None") h << kHost << "_bias = " << host.value(bias) << "\n";
+  h << kHost << "_groups = " << cv.attrs.value("groups", json(1)).dump() << "\n";
+  for (const auto& s : group.stores) h << allocate(g, s, host);
+  h << kHost << "_n = _prod(" << dom << ")\n";
+  for (const auto& o : ops) h << kHost << "_" << o.arg << " = " << o.hostView << "\n";
+  std::vector<std::string> consts;
+  for (int i = 0; i < sd; ++i) {
+    const std::string s = spName(i);
+    consts.push_back("K" + s + "=" + std::to_string(ws.at(2 + i)));
+    consts.push_back("S" + s + "=" + std::to_string(stride[i]));
+    consts.push_back("P" + s + "=" + std::to_string(pad[i]));
+    consts.push_back("D" + s + "=" + std::to_string(dil[i]));
+  }
+  h << kHost << name << "[(triton.cdiv(_n, " << t.block << "),)](" << join(launchArgs, ", ") << ", "
+    << join(consts, ", ") << ", BLOCK=" << t.block << ", num_warps=" << t.warps << ")\n";
+  return LoweredGroup{k.str(), h.str(),
+                      "group " + std::to_string(index) + " conv [" + nodeList(g, group) +
+                          "]: direct loops over input channels and the window, epilogue fused, "
+                          "BLOCK=" +
+                          std::to_string(t.block) + ", warps=" + std::to_string(t.warps)};
+}
+
+// ---------------------------------------------------------------------------------------------
 // Views: layout bookkeeping on the host (no data moves).
 
 std::optional<LoweredGroup> lowerView(const OpGraph& g, const FusionGroup& group, int index,
@@ -641,6 +818,8 @@ std::optional<LoweredGroup> lowerGroup(const OpGraph& graph, const FusionGroup& 
       return lowerRow(graph, group, index, tiling, host, why);
     case GroupKind::Matmul:
       return lowerMatmul(graph, group, index, tiling, host, why);
+    case GroupKind::Conv:
+      return lowerConv(graph, group, index, tiling, host, why);
   }
   why = "unknown group kind";
   return std::nullopt;

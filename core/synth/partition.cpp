@@ -32,6 +32,7 @@ const std::set<std::string> kRow = {"sum",           "mean",
                                     "cumsum",        "cosine_similarity",
                                     "cross_entropy", "var"};
 const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
+const std::set<std::string> kConv = {"conv1d", "conv2d"};
 const std::set<std::string> kView = {"transpose", "permute", "reshape",    "flatten",
                                      "unsqueeze", "squeeze", "contiguous", "t"};
 
@@ -51,6 +52,8 @@ const char* groupKindName(GroupKind kind) {
       return "row";
     case GroupKind::Matmul:
       return "matmul";
+    case GroupKind::Conv:
+      return "conv";
   }
   return "?";
 }
@@ -71,6 +74,7 @@ OpKind opKind(const OpNode& node) {
   if (kPointwise.count(op)) return OpKind::Pointwise;
   if (kRow.count(op)) return OpKind::Row;
   if (kMatmul.count(op)) return OpKind::Matmul;
+  if (kConv.count(op)) return OpKind::Conv;
   return OpKind::Unsupported;
 }
 
@@ -150,12 +154,15 @@ Partition partition(const OpGraph& graph) {
       g = startGroup(GroupKind::View, i, n.shape);
     } else if (kind == OpKind::Matmul) {
       g = startGroup(GroupKind::Matmul, i, n.shape);
+    } else if (kind == OpKind::Conv) {
+      g = startGroup(GroupKind::Conv, i, n.shape);
     } else if (kind == OpKind::Pointwise) {
       const int last = latestProducer(n);
       if (last >= 0) {
         FusionGroup& lg = p.groups[last];
         const bool fits =
-            (lg.kind == GroupKind::Pointwise || lg.kind == GroupKind::Matmul)
+            (lg.kind == GroupKind::Pointwise || lg.kind == GroupKind::Matmul ||
+             lg.kind == GroupKind::Conv)
                 ? n.shape == lg.domain
                 : lg.kind == GroupKind::Row &&
                       (n.shape == lg.domain || isRowShape(n.shape, lg.domain, lg.reduceDim));

@@ -11,11 +11,11 @@
 
 namespace crucible::synth {
 
-enum class GroupKind { View, Pointwise, Row, Matmul };
+enum class GroupKind { View, Pointwise, Row, Matmul, Conv };
 const char* groupKindName(GroupKind kind);
 
 /// What an op is to the partitioner; Unsupported ops make the graph unlowerable.
-enum class OpKind { Meta, View, Pointwise, Row, Matmul, Unsupported };
+enum class OpKind { Meta, View, Pointwise, Row, Matmul, Conv, Unsupported };
 OpKind opKind(const OpNode& node);
 
 /// For a row op: the dimension it reduces over (non-negative) in its first input's shape; -1 when

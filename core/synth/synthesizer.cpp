@@ -73,7 +73,7 @@ TileMenu menuFor(const std::string& backend) {
 std::string labelOf(const Partition& p, const Tiling& pw, const Tiling& row, const Tiling& mm) {
   bool hasPw = false, hasRow = false, hasMm = false;
   for (const auto& g : p.groups) {
-    hasPw |= g.kind == GroupKind::Pointwise;
+    hasPw |= g.kind == GroupKind::Pointwise || g.kind == GroupKind::Conv;
     hasRow |= g.kind == GroupKind::Row;
     hasMm |= g.kind == GroupKind::Matmul;
   }
