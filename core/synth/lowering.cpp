@@ -607,11 +607,15 @@ std::vector<int> intList(const json& v, std::size_t n, int fallback) {
 std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group, int index,
                                       const Tiling& t, const HostContext& host, std::string& why) {
   const OpNode& cv = g.nodes[group.nodes.front()];
-  if (cv.inputs.size() < 2 || !cv.inputs[0].isRef() || !cv.inputs[1].isRef()) {
+  // Pooling is the same loop nest without weights: a max or a mean over the window per channel.
+  const bool pool = cv.op.find("pool") != std::string::npos;
+  const bool maxPool = cv.op.rfind("max_pool", 0) == 0;
+  if (cv.inputs.empty() || !cv.inputs[0].isRef() ||
+      (!pool && (cv.inputs.size() < 2 || !cv.inputs[1].isRef()))) {
     why = cv.op + " without an input or a weight";
     return std::nullopt;
   }
-  const int sd = cv.op == "conv1d" ? 1 : 2;  // spatial dims
+  const int sd = cv.op == "conv1d" || cv.op == "max_pool1d" ? 1 : 2;  // spatial dims
   const int rank = sd + 2;
   if (static_cast<int>(cv.shape.size()) != rank ||
       static_cast<int>(shapeOfValue(g, cv.inputs[0].ref).size()) != rank) {
@@ -622,18 +626,51 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
     why = cv.op + " with padding=" + cv.attrs["padding"].dump();
     return std::nullopt;
   }
-  const auto stride = intList(cv.attrs.value("stride", json(1)), sd, 1);
-  const auto pad = intList(cv.attrs.value("padding", json(0)), sd, 0);
-  const auto dil = intList(cv.attrs.value("dilation", json(1)), sd, 1);
-  const Shape ws = shapeOfValue(g, cv.inputs[1].ref);
-  const std::string bias =
-      cv.inputs.size() > 2 && cv.inputs[2].isRef() ? cv.inputs[2].ref : std::string("None");
+  std::vector<int> window, stride, pad, dil;
+  if (pool && cv.op == "adaptive_avg_pool2d") {
+    // Only the case where every window is the same: the input a multiple of the output.
+    const Shape in = shapeOfValue(g, cv.inputs[0].ref);
+    for (int i = 0; i < sd; ++i) {
+      const auto o = cv.shape[2 + i], n = in[2 + i];
+      if (o <= 0 || n % o != 0) {
+        why = "adaptive_avg_pool2d from " + std::to_string(n) + " to " + std::to_string(o);
+        return std::nullopt;
+      }
+      window.push_back(static_cast<int>(n / o));
+    }
+    stride = window;
+    pad.assign(sd, 0);
+    dil.assign(sd, 1);
+  } else if (pool) {
+    if (cv.attrs.value("ceil_mode", json(false)) == json(true)) {
+      why = cv.op + " with ceil_mode";
+      return std::nullopt;
+    }
+    window = intList(cv.attrs.value("kernel_size", json(1)), sd, 1);
+    const json st = cv.attrs.value("stride", json());
+    stride = st.is_null() || (st.is_array() && st.empty()) ? window : intList(st, sd, 1);
+    pad = intList(cv.attrs.value("padding", json(0)), sd, 0);
+    dil = intList(cv.attrs.value("dilation", json(1)), sd, 1);
+  } else {
+    stride = intList(cv.attrs.value("stride", json(1)), sd, 1);
+    pad = intList(cv.attrs.value("padding", json(0)), sd, 0);
+    dil = intList(cv.attrs.value("dilation", json(1)), sd, 1);
+    const Shape ws = shapeOfValue(g, cv.inputs[1].ref);
+    for (int i = 0; i < sd; ++i) window.push_back(static_cast<int>(ws.at(2 + i)));
+  }
+  int windowSize = 1;
+  for (int w : window) windowSize *= w;
+  const std::string bias = !pool && cv.inputs.size() > 2 && cv.inputs[2].isRef()
+                               ? cv.inputs[2].ref
+                               : std::string("None");
   const std::string dom = "_dom" + std::to_string(index);
 
   GroupState st(g, group);
   std::ostringstream body;
   body << kBody << var(cv.name) << " = acc";
   if (bias != "None") body << " + tl.load(p_bias + co * bias_s, mask=mask, other=0.0)";
+  // avg_pool2d counts the padding in the window (count_include_pad=True, torch's default).
+  if (pool && !maxPool) body << " / " << windowSize << ".0";
   body << "  # " << cv.op << " (line " << cv.line << ")\n";
   for (std::size_t i = 1; i < group.nodes.size(); ++i) {
     const OpNode& n = g.nodes[group.nodes[i]];
@@ -650,7 +687,7 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
   const std::string name = "k" + std::to_string(index) + "_conv";
   const char* sp[2] = {"h", "w"};
   auto spName = [&](int i) { return std::string(sd == 1 ? "w" : sp[i]); };
-  std::vector<std::string> params = {"p_x", "p_w"}, launchArgs = {"_x", "_w"};
+  std::vector<std::string> params = {"p_x", "p_w"}, launchArgs = {"_x", pool ? "_x" : "_w"};
   if (bias != "None") {
     params.push_back("p_bias");
     launchArgs.push_back("_bias");
@@ -664,7 +701,12 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
     launchArgs.push_back(var(s));
   }
   params.insert(params.end(), {"n_elements", "C_OUT", "CIN_G", "COUT_G"});
-  launchArgs.insert(launchArgs.end(), {"_n", dom + "[1]", "_w.shape[1]", "_w.shape[0] // _groups"});
+  if (pool) {
+    launchArgs.insert(launchArgs.end(), {"_n", dom + "[1]", "1", "1"});
+  } else {
+    launchArgs.insert(launchArgs.end(),
+                      {"_n", dom + "[1]", "_w.shape[1]", "_w.shape[0] // _groups"});
+  }
   for (int i = 0; i < sd; ++i) {
     params.push_back("O" + spName(i));
     params.push_back("I" + spName(i));
@@ -674,7 +716,7 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
   for (int i = 0; i < rank; ++i) params.push_back("x_s" + std::to_string(i));
   for (int i = 0; i < rank; ++i) params.push_back("w_s" + std::to_string(i));
   launchArgs.push_back("*_x.stride()");
-  launchArgs.push_back("*_w.stride()");
+  launchArgs.push_back(pool ? "*_x.stride()" : "*_w.stride()");
   if (bias != "None") {
     params.push_back("bias_s");
     launchArgs.push_back("_bias.stride(0)");
@@ -702,11 +744,18 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
     k << kBody << "rem = rem // O" << spName(i) << "\n";
   }
   k << kBody << "co = rem % C_OUT\n" << kBody << "bi = rem // C_OUT\n";
-  k << kBody << "first = (co // COUT_G) * CIN_G  # the group's first input channel\n";
-  k << kBody << "acc = tl.zeros((BLOCK,), dtype=tl.float32)\n";
-  k << kBody << "for ci in range(0, CIN_G):\n";
-  std::string indent = std::string(kBody) + kBody;
-  std::string xAddr = "p_x + bi * x_s0 + (first + ci) * x_s1";
+  std::string indent = std::string(kBody);
+  std::string xAddr = "p_x + bi * x_s0 + co * x_s1";
+  if (pool) {
+    k << kBody << "acc = tl.full((BLOCK,), " << (maxPool ? "float('-inf')" : "0.0")
+      << ", dtype=tl.float32)\n";
+  } else {
+    k << kBody << "first = (co // COUT_G) * CIN_G  # the group's first input channel\n";
+    k << kBody << "acc = tl.zeros((BLOCK,), dtype=tl.float32)\n";
+    k << kBody << "for ci in range(0, CIN_G):\n";
+    indent += kBody;
+    xAddr = "p_x + bi * x_s0 + (first + ci) * x_s1";
+  }
   std::string wAddr = "p_w + co * w_s0 + ci * w_s1";
   std::string ok = "mask";
   for (int i = 0; i < sd; ++i) {
@@ -719,9 +768,16 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
     wAddr += " + k" + s + " * w_s" + std::to_string(2 + i);
     ok += " & (i" + s + " >= 0) & (i" + s + " < I" + s + ")";
   }
-  k << indent << "xv = tl.load(" << xAddr << ", mask=" << ok << ", other=0.0)\n";
-  k << indent << "wv = tl.load(" << wAddr << ", mask=mask, other=0.0)\n";
-  k << indent << "acc += xv * wv\n";
+  if (maxPool) {
+    k << indent << "xv = tl.load(" << xAddr << ", mask=" << ok << ", other=float('-inf'))\n";
+    k << indent << "acc = tl.maximum(acc, xv)\n";
+  } else if (pool) {
+    k << indent << "acc += tl.load(" << xAddr << ", mask=" << ok << ", other=0.0)\n";
+  } else {
+    k << indent << "xv = tl.load(" << xAddr << ", mask=" << ok << ", other=0.0)\n";
+    k << indent << "wv = tl.load(" << wAddr << ", mask=mask, other=0.0)\n";
+    k << indent << "acc += xv * wv\n";
+  }
   if (!ops.empty()) {
     // Epilogue operands are addressed by the output coordinates (n, c, spatial...).
     std::vector<std::string> coords = {"bi", "co"};
@@ -740,19 +796,20 @@ std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group
   }
 
   std::ostringstream h;
-  h << kHost << "# group " << index << ": " << nodeList(g, group) << " (direct convolution)\n";
+  h << kHost << "# group " << index << ": " << nodeList(g, group)
+    << (pool ? " (window loop)\n" : " (direct convolution)\n");
   h << kHost << dom << " = " << host.shape(cv.shape, cv.altShape) << "\n";
   h << kHost << "_x = " << host.value(cv.inputs[0].ref) << "\n";
-  h << kHost << "_w = " << host.value(cv.inputs[1].ref) << "\n";
+  if (!pool) h << kHost << "_w = " << host.value(cv.inputs[1].ref) << "\n";
   if (bias != "None") h << kHost << "_bias = " << host.value(bias) << "\n";
-  h << kHost << "_groups = " << cv.attrs.value("groups", json(1)).dump() << "\n";
+  if (!pool) h << kHost << "_groups = " << cv.attrs.value("groups", json(1)).dump() << "\n";
   for (const auto& s : group.stores) h << allocate(g, s, host);
   h << kHost << "_n = _prod(" << dom << ")\n";
   for (const auto& o : ops) h << kHost << "_" << o.arg << " = " << o.hostView << "\n";
   std::vector<std::string> consts;
   for (int i = 0; i < sd; ++i) {
     const std::string s = spName(i);
-    consts.push_back("K" + s + "=" + std::to_string(ws.at(2 + i)));
+    consts.push_back("K" + s + "=" + std::to_string(window[i]));
     consts.push_back("S" + s + "=" + std::to_string(stride[i]));
     consts.push_back("P" + s + "=" + std::to_string(pad[i]));
     consts.push_back("D" + s + "=" + std::to_string(dil[i]));

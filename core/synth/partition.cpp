@@ -32,7 +32,8 @@ const std::set<std::string> kRow = {"sum",           "mean",
                                     "cumsum",        "cosine_similarity",
                                     "cross_entropy", "var"};
 const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
-const std::set<std::string> kConv = {"conv1d", "conv2d"};
+const std::set<std::string> kConv = {"conv1d",     "conv2d",     "max_pool1d",
+                                     "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"};
 const std::set<std::string> kView = {"transpose", "permute", "reshape",    "flatten",
                                      "unsqueeze", "squeeze", "contiguous", "t"};
 

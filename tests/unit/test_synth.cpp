@@ -110,6 +110,33 @@ TEST(SynthPartition, ReductionsOverSeveralDimsAreUnsupported) {
   EXPECT_NE(p.unsupported[0].find("line 7: mean"), std::string::npos);
 }
 
+TEST(SynthPartition, ConvolutionTakesItsEpilogueAndPoolingIsItsOwnGroup) {
+  json g = {{"inputs", {{{"name", "x"}, {"shape", {2, 3, 8, 8}}, {"dtype", "float32"}}}},
+            {"params",
+             {{{"name", "conv.weight"}, {"shape", {4, 3, 3, 3}}, {"dtype", "float32"}},
+              {{"name", "conv.bias"}, {"shape", {4}}, {"dtype", "float32"}}}},
+            {"nodes",
+             {node("conv", "conv2d", {"x", "conv.weight", "conv.bias"}, {2, 4, 8, 8},
+                   {{"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 1}}),
+              node("r", "relu", {"conv"}, {2, 4, 8, 8}),
+              node("p", "max_pool2d", {"r"}, {2, 4, 4, 4}, {{"kernel_size", 2}, {"stride", 2}}),
+              node("h", "hardtanh", {"p"}, {2, 4, 4, 4}, {{"min_val", -0.5}, {"max_val", 0.5}})}},
+            {"outputs", {"h"}}};
+  const Partition p = partition(parseGraph(g));
+  ASSERT_TRUE(p.unsupported.empty());
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.groups[0].kind, GroupKind::Conv);
+  EXPECT_EQ(p.groups[0].stores, std::vector<std::string>{"r"});
+  EXPECT_EQ(p.groups[1].kind, GroupKind::Conv);
+  EXPECT_EQ(p.groups[1].nodes.size(), 2u);
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_FALSE(r.candidates.empty());
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("for kh in tl.static_range(Kh):"), std::string::npos);
+  EXPECT_NE(code.find("acc = tl.maximum(acc, xv)"), std::string::npos);
+  EXPECT_NE(code.find("Kh=3, Sh=1, Ph=1, Dh=1"), std::string::npos);
+}
+
 TEST(SynthCodegen, WritesAModelNewThatReusesTheConstructorAndLaunchesOnly) {
   SynthRequest request;
   request.maxCandidates = 3;

@@ -22,6 +22,7 @@ CASES = {
     "level2/1_Linear_BiasAdd_ReLU.py": ({"batch_size": 24, "in_features": 128,
                                          "out_features": 96}, 1),
     "level2/23_Linear_Residual_RMSNorm.py": ({"batch_size": 2, "seq_len": 8, "features": 64}, 1),
+    "level2/3_Conv2d_ReLU_BiasAdd.py": ({"batch_size": 1, "height": 16, "width": 16}, 1),
 }
 
 
@@ -63,13 +64,13 @@ def test_every_candidate_is_verified(tmp_path, task):
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_unsupported_ops_are_named_with_their_line(tmp_path):
-    reference = shrunk_task(tmp_path, "level1/8_Conv2d_square_kernel.py", {"batch_size": 1})
+    reference = shrunk_task(tmp_path, "level1/11_Conv_transpose2d.py", {"batch_size": 1})
     synth = subprocess.run([CRUCIBLE, "synth", str(reference), "--json"], capture_output=True,
                            text=True, timeout=300)
     assert synth.returncode == 1
     result = json.loads(synth.stdout)
     assert result["candidates"] == []
-    assert result["unsupported"] == ["line 13: conv2d"]
+    assert result["unsupported"] == ["line 15: conv_transpose2d"]
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
