@@ -336,7 +336,10 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
       if (b != "None") e = "(" + e + ") + " + b;
       body << kBody << v << " = " << e << where;
     } else if (op == "cumsum") {
-      body << kBody << v << " = tl.cumsum(tl.where(fmask, " << x << ", 0.0), axis=1)" << where;
+      // In fp64: a scan adds in another order than torch's running sum, and over thousands of
+      // elements fp32 rounding alone would leave the 1e-4 tolerance.
+      body << kBody << v << " = tl.cumsum(tl.where(fmask, " << x
+           << ", 0.0).to(tl.float64), axis=1).to(tl.float32)" << where;
     } else if (op == "cosine_similarity") {
       const std::string& y = args.at(1);
       const json cepsAttr = n.attrs.value("eps", json(1e-8));
