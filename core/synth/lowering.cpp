@@ -63,7 +63,7 @@ struct KernelOperand {
 /// The shared bookkeeping of a group: values it computes, operands it reads, values it writes.
 class GroupState {
  public:
-  GroupState(const OpGraph& graph, const FusionGroup& group) : g_(graph), group_(group) {
+  GroupState(const OpGraph& graph, const FusionGroup& group) {
     for (int i : group.nodes) inside_.insert(graph.nodes[i].name);
   }
   bool inside(const std::string& name) const { return inside_.count(name) > 0; }
@@ -88,8 +88,6 @@ class GroupState {
   }
 
  private:
-  const OpGraph& g_;
-  const FusionGroup& group_;
   std::set<std::string> inside_;
   std::map<std::string, KernelOperand> loads_;
   std::vector<std::string> order_;
