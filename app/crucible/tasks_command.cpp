@@ -225,7 +225,7 @@ void printReport(const tasksynth::SynthReport& r, const tasksynth::SynthOptions&
   printWrapped(out, r.unused, " ");
 }
 
-int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int runTaskSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   bool asJson = false;
   const auto options = parseSynth(args, asJson);
   watchForInterrupt();
@@ -261,7 +261,7 @@ int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 #else
 
-int runSynth(const std::vector<std::string>&, std::ostream&, std::ostream& err) {
+int runTaskSynth(const std::vector<std::string>&, std::ostream&, std::ostream& err) {
   err << "crucible tasks synth: this build has no task synthesizer (it needs Gecode: "
          "apt install libgecode-dev, then rebuild)\n";
   return 2;
@@ -284,7 +284,7 @@ int runTasks(const std::vector<std::string>& args, std::ostream& out, std::ostre
         return 0;
       }
     }
-    if (args[0] == "synth") return runSynth(rest, out, err);
+    if (args[0] == "synth") return runTaskSynth(rest, out, err);
     if (args[0] == "list") return runList(rest, out, err);
     throw UsageError("unknown action '" + args[0] + "' (synth or list)");
   } catch (const UsageError& e) {
