@@ -91,7 +91,11 @@ WorkerLocation locateWorker() {
   if (const char* python = std::getenv("CRUCIBLE_PYTHON"); python && *python) {
     location.python = absolutePath(python);
   } else if (isExecutable(buildRoot / ".venv" / "bin" / "python")) {
-    location.python = absolutePath(buildRoot / ".venv" / "bin" / "python");
+    // A .venv that is a link to another tree's: name the real folder, since the sandbox binds
+    // the interpreter's prefix and a bound link would point at nothing inside it.
+    std::error_code ec;
+    const fs::path venv = fs::canonical(buildRoot / ".venv", ec);
+    location.python = absolutePath((ec ? buildRoot / ".venv" : venv) / "bin" / "python");
   } else if (auto onPath = findOnPath("python3")) {
     location.python = *onPath;
   }
