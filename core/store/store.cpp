@@ -130,6 +130,15 @@ std::int64_t Store::addCandidateTo(std::int64_t sessionId, const CandidateInput&
   Statement find(connection_, "SELECT task_id FROM sessions WHERE id = ?1");
   find.bindAll(sessionId);
   if (!find.step()) connection_.failPlain("there is no session " + std::to_string(sessionId));
+  if (candidate.parentId) {
+    // A refinement's lineage stays inside its session.
+    Statement parent(connection_, "SELECT session_id FROM candidates WHERE id = ?1");
+    parent.bindAll(*candidate.parentId);
+    if (!parent.step() || parent.int64At(0) != sessionId) {
+      connection_.failPlain("parent candidate " + std::to_string(*candidate.parentId) +
+                            " is not in session " + std::to_string(sessionId));
+    }
+  }
   const std::int64_t id = addCandidate(sessionId, find.int64At(0), candidate, utcTimestamp());
   transaction.commit();
   return id;

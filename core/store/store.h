@@ -26,6 +26,8 @@ namespace crucible::store {
 inline constexpr std::string_view kSessionKindVerify = "verify";
 /// A session of the desktop workbench: one task, any number of candidates added over time.
 inline constexpr std::string_view kSessionKindWorkbench = "workbench";
+/// A `crucible generate` run: candidates added one by one as they are verified.
+inline constexpr std::string_view kSessionKindGenerate = "generate";
 
 /// The reference program a candidate is for. Tasks are deduplicated by the SHA-256 of `source`.
 struct TaskInput {
@@ -161,7 +163,7 @@ class Store {
   /// the task and session ids. Each of these three writes is its own transaction.
   SavedIds startSession(const TaskInput& task, std::string_view kind, const std::string& note = {});
   /// Adds a candidate to session `sessionId`; returns its id. StoreError when there is no such
-  /// session.
+  /// session, or when the candidate's parent is not a candidate of the same session.
   std::int64_t addCandidateTo(std::int64_t sessionId, const CandidateInput& candidate);
   /// Adds an evaluation of candidate `candidateId` with its flags and reward components.
   std::int64_t addEvaluationTo(std::int64_t candidateId, const Evaluation& evaluation);

@@ -600,5 +600,82 @@ TEST_F(StoreTest, SessionJsonCarriesTheEvaluationJson) {
   EXPECT_EQ(summary.at("flags"), 2);
 }
 
+// --- incremental sessions (generation) ----------------------------------------------------------
+
+TEST_F(StoreTest, AGenerateSessionGrowsOneCandidateAtATime) {
+  Store store(dbPath().string());
+  const SavedIds ids =
+      store.startSession(TaskInput{"relu", "/tasks/relu.py", "class Model: relu"},
+                         kSessionKindGenerate, "best-of-n, n=2");
+  EXPECT_GT(ids.taskId, 0);
+  auto detail = store.session(ids.sessionId);
+  ASSERT_TRUE(detail.has_value());
+  EXPECT_EQ(detail->kind, "generate");
+  EXPECT_EQ(detail->note, "best-of-n, n=2");
+  EXPECT_TRUE(detail->candidates.empty());
+
+  CandidateInput first;
+  first.origin = "endpoint";
+  first.model = "qwen3-8b";
+  first.prompt = "<|user|>\nwrite relu";
+  first.rawResponse = "<think>mask the tail</think>\n```python\nclass ModelNew: pass\n```";
+  first.plan = "mask the tail";
+  first.code = "class ModelNew: pass\n";
+  const std::int64_t firstId = store.addCandidateTo(ids.sessionId, first);
+  // Stored before it is evaluated: an interruption here keeps the candidate.
+  detail = store.session(ids.sessionId);
+  ASSERT_EQ(detail->candidates.size(), 1u);
+  EXPECT_TRUE(detail->candidates[0].evaluations.empty());
+  EXPECT_EQ(detail->candidates[0].rawResponse, first.rawResponse);
+
+  const std::int64_t evaluationId = store.addEvaluationTo(firstId, sampleEvaluation());
+  CandidateInput refined = first;
+  refined.code = "class ModelNew: faster\n";
+  refined.parentId = firstId;
+  const std::int64_t refinedId = store.addCandidateTo(ids.sessionId, refined);
+  store.addEvaluationTo(refinedId, errorEvaluation());
+
+  detail = store.session(ids.sessionId);
+  ASSERT_EQ(detail->candidates.size(), 2u);
+  EXPECT_EQ(detail->candidates[0].evaluations.at(0).id, evaluationId);
+  EXPECT_EQ(detail->candidates[0].evaluations.at(0).evaluation, sampleEvaluation());
+  EXPECT_EQ(detail->candidates[1].id, refinedId);
+  EXPECT_EQ(detail->candidates[1].parentId, firstId);
+  EXPECT_EQ(detail->candidates[1].origin, "endpoint");
+  EXPECT_EQ(detail->candidates[1].plan, "mask the tail");
+  // The session's summary is its best evaluation.
+  const SessionSummary summary = store.listSessions().at(0);
+  EXPECT_EQ(summary.kind, "generate");
+  EXPECT_EQ(summary.candidateCount, 2);
+  EXPECT_EQ(summary.verdict, Verdict::Verified);
+}
+
+TEST_F(StoreTest, IncrementalWritesRefuseStrangersAndKeepWhatWasAdded) {
+  Store store(dbPath().string());
+  const SavedIds a = store.startSession(TaskInput{"a", "", "source a"}, kSessionKindGenerate);
+  const SavedIds b = store.startSession(TaskInput{"b", "", "source b"}, kSessionKindGenerate);
+  CandidateInput c;
+  c.origin = "endpoint";
+  c.code = "x";
+  const std::int64_t inA = store.addCandidateTo(a.sessionId, c);
+
+  EXPECT_THROW(store.addCandidateTo(999, c), StoreError);
+  CandidateInput crossing = c;
+  crossing.parentId = inA;  // a parent from another session is refused
+  try {
+    store.addCandidateTo(b.sessionId, crossing);
+    FAIL() << "a parent from another session was accepted";
+  } catch (const StoreError& error) {
+    EXPECT_NE(std::string(error.what()).find("not in session"), std::string::npos);
+  }
+  EXPECT_THROW(store.addEvaluationTo(12345, sampleEvaluation()), StoreError);  // no such candidate
+
+  Raw raw(dbPath());
+  EXPECT_EQ(raw.count("candidates"), 1);
+  EXPECT_EQ(raw.count("evaluations"), 0);
+  EXPECT_EQ(raw.integer("SELECT session_id FROM candidates"), a.sessionId);
+  EXPECT_EQ(raw.integer("SELECT task_id FROM candidates"), a.taskId);
+}
+
 }  // namespace
 }  // namespace crucible::store
