@@ -271,7 +271,8 @@ VerifyOutcome verify(const VerifyRequest& request,
   if (request.trials < 1) throw BadInput("--trials must be at least 1");
   auto referenceSource = readFile(request.referencePath);
   if (!referenceSource) throw BadInput(request.referencePath + ": cannot read the file");
-  auto candidateSource = readFile(request.candidatePath);
+  auto candidateSource =
+      request.candidateText ? request.candidateText : readFile(request.candidatePath);
   if (!candidateSource) throw BadInput(request.candidatePath + ": cannot read the file");
   auto extracted = extractCandidate(*candidateSource);
   if (!extracted) {

@@ -16,7 +16,10 @@ namespace crucible {
 
 struct VerifyRequest {
   std::string referencePath;
-  std::string candidatePath;     // a .py file or a raw model response
+  std::string candidatePath;  // a .py file or a raw model response
+  // The candidate's text, when it is not in a file (generation): verified instead of reading
+  // candidatePath, which then only names it in messages.
+  std::optional<std::string> candidateText;
   std::string backend = "auto";  // auto | interpret | cuda | opencl
   int trials = 5;
   int seed = 42;
