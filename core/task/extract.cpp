@@ -54,11 +54,35 @@ std::string stripThinkTags(std::string text) {
   const auto last = text.find_last_not_of(" \t\r\n");
   return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
 }
+
+int lineAt(std::string_view text, std::size_t offset) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + offset, '\n'));
+}
+
+/// A reasoning model's unfenced answer: "<think>plan</think>" followed by the program.
+std::optional<ExtractedCandidate> splitThinkBlock(std::string_view text) {
+  constexpr std::string_view kClose = "</think>";
+  const auto close = text.find(kClose);
+  if (close == std::string_view::npos) return std::nullopt;
+  std::size_t codeStart = close + kClose.size();
+  while (codeStart < text.size() && (text[codeStart] == '\n' || text[codeStart] == '\r')) {
+    ++codeStart;
+  }
+  ExtractedCandidate result;
+  result.code = std::string(text.substr(codeStart));
+  result.plan = stripThinkTags(std::string(text.substr(0, close)));
+  result.fromResponse = true;
+  result.firstCodeLine = lineAt(text, codeStart);
+  return result;
+}
 }  // namespace
 
 std::optional<ExtractedCandidate> extractCandidate(std::string_view text) {
   const auto blocks = fencedBlocks(text);
-  if (blocks.empty()) return ExtractedCandidate{std::string(text), "", false, 1};
+  if (blocks.empty()) {
+    if (auto split = splitThinkBlock(text)) return split;
+    return ExtractedCandidate{std::string(text), "", false, 1};
+  }
   auto chosen = std::find_if(blocks.rbegin(), blocks.rend(), [&](const Block& b) {
     return definesModelNew(text.substr(b.codeStart, b.codeEnd - b.codeStart));
   });
@@ -70,8 +94,7 @@ std::optional<ExtractedCandidate> extractCandidate(std::string_view text) {
   result.code = std::string(text.substr(chosen->codeStart, chosen->codeEnd - chosen->codeStart));
   result.plan = stripThinkTags(std::string(text.substr(0, chosen->fenceStart)));
   result.fromResponse = true;
-  result.firstCodeLine =
-      1 + static_cast<int>(std::count(text.begin(), text.begin() + chosen->codeStart, '\n'));
+  result.firstCodeLine = lineAt(text, chosen->codeStart);
   return result;
 }
 

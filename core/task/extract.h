@@ -16,8 +16,9 @@ struct ExtractedCandidate {
   int firstCodeLine = 1;  // line in the original text where the code starts
 };
 
-/// Returns the code and plan. Plain Python (no fences) is returned as is. nullopt when the text
-/// has fenced blocks but none defines ModelNew and the text itself is not Python.
+/// Returns the code and plan. Plain Python (no fences) is returned as is, except that a leading
+/// `<think>...</think>` block (a reasoning model's unfenced answer) becomes the plan. nullopt when
+/// the text has fenced blocks but none defines ModelNew and the text itself is not Python.
 std::optional<ExtractedCandidate> extractCandidate(std::string_view text);
 
 }  // namespace crucible

@@ -39,5 +39,15 @@ TEST(Extract, UnterminatedFenceTakesTheRest) {
   EXPECT_EQ(c->code, "class ModelNew:\n  pass\n");
 }
 
+TEST(Extract, UnfencedAnswerAfterAThinkBlockKeepsThePlanApart) {
+  auto c = extractCandidate(
+      "<think>\none program per row\n</think>\n\nimport triton\nclass ModelNew: pass\n");
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->fromResponse);
+  EXPECT_EQ(c->plan, "one program per row");
+  EXPECT_EQ(c->code, "import triton\nclass ModelNew: pass\n");
+  EXPECT_EQ(c->firstCodeLine, 5);
+}
+
 }  // namespace
 }  // namespace crucible
