@@ -10,6 +10,9 @@ namespace crucible::cli {
 /// `crucible verify REFERENCE CANDIDATE [options]` (verify_command.cpp).
 int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible generate REFERENCE [options]` (generate_command.cpp).
+int runGenerate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 /// `crucible sessions list [--db FILE] [--json]` and `crucible sessions show ID [--db FILE]
 /// [--json]` (sessions_command.cpp).
 int runSessions(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -11,6 +11,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  verify REFERENCE.py CANDIDATE.py   verify a Triton candidate against a PyTorch reference\n"
+    "  generate REFERENCE.py              ask a model for candidates; keep the fastest verified\n"
     "  sessions list | show ID            read back stored sessions\n"
     "  tasks synth | list                 synthesize reference tasks; list a task folder\n"
     "  synth REFERENCE.py                 the built-in synthesizer's candidates (unverified)\n"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "verify") return crucible::cli::runVerify(args, std::cout, std::cerr);
   if (command == "synth") return crucible::cli::runSynth(args, std::cout, std::cerr);
+  if (command == "generate") return crucible::cli::runGenerate(args, std::cout, std::cerr);
   if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
   if (command == "tasks") return crucible::cli::runTasks(args, std::cout, std::cerr);
   std::cerr << "crucible: unknown command '" << command << "'\n" << kUsage;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/crucible/commands.h"
+#include "app/crucible/text_table.h"
 #include "core/store/store.h"
 
 namespace crucible::cli {
@@ -139,19 +140,8 @@ Options parseOptions(const std::vector<std::string>& args) {
 
 // --- text rendering -----------------------------------------------------------------------------
 
-std::string printf(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
-std::string speedupText(const std::optional<double>& speedup) {
-  if (!speedup) return "-";
-  return printf(*speedup >= 0.1 ? "%.2fx" : "%.2gx", *speedup);  // 0.0042x, not 0.00x
-}
-
 std::string msText(const std::optional<double>& ms) {
-  return ms ? printf("%.4g", *ms) + " ms" : "-";
+  return ms ? formatNumber("%.4g", *ms) + " ms" : "-";
 }
 
 /// "2026-01-31T12:34:56.789Z" -> "2026-01-31 12:34:56".
@@ -165,12 +155,6 @@ std::string dateText(const std::string& iso) {
 std::string clip(const std::string& text, std::size_t width) {
   if (text.size() <= width) return text;
   return text.substr(0, width - 3) + "...";
-}
-
-std::string pad(const std::string& text, std::size_t width, bool right = false) {
-  if (text.size() >= width) return text;
-  const std::string fill(width - text.size(), ' ');
-  return right ? fill + text : text + fill;
 }
 
 int countLines(const std::string& text) {
@@ -219,22 +203,7 @@ void printList(std::ostream& out, const std::vector<store::SessionSummary>& sess
     row.push_back(std::to_string(s.flagCount));
     rows.push_back(std::move(row));
   }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    widths[c] = header[c].size();
-    for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
-  }
-  const auto printRow = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      line += pad(row[c], widths[c], rightAligned[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  };
-  printRow(header);
-  for (const auto& row : rows) printRow(row);
+  printTable(out, header, rows, rightAligned);
   if (o.filter.limit > 0 && static_cast<int>(sessions.size()) == o.filter.limit) {
     out << "(showing the newest " << o.filter.limit << "; --limit 0 lists all)\n";
   }
@@ -279,13 +248,14 @@ void printEvaluation(std::ostream& out, const store::EvaluationRecord& record) {
   }
   if (!e.reward.preset.empty() || !e.reward.components.empty()) {
     out << in << "reward:    " << (e.reward.preset.empty() ? "-" : e.reward.preset) << ", total "
-        << (e.reward.total ? printf("%.4g", *e.reward.total)
+        << (e.reward.total ? formatNumber("%.4g", *e.reward.total)
                            : std::string("none (not scored: not the candidate's fault)"))
         << "\n";
     std::size_t nameWidth = 0;
     for (const auto& c : e.reward.components) nameWidth = std::max(nameWidth, c.name.size());
     for (const auto& c : e.reward.components) {
-      out << in << "  " << pad(c.name, nameWidth) << "  " << pad(printf("%.4g", c.value), 8, true);
+      out << in << "  " << pad(c.name, nameWidth) << "  "
+          << pad(formatNumber("%.4g", c.value), 8, true);
       if (!c.part.empty()) out << "  (" << c.part << " tokens)";
       out << "\n";
     }

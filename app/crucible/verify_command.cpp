@@ -5,6 +5,7 @@
 #include <optional>
 #include <stop_token>
 
+#include "app/crucible/cli_support.h"
 #include "app/crucible/commands.h"
 #include "app/crucible/interrupt.h"
 #include "core/store/store.h"
@@ -14,22 +15,15 @@
 namespace crucible::cli {
 
 namespace {
-constexpr const char* kVerifyUsage =
-    "usage: crucible verify REFERENCE.py CANDIDATE.py [options]\n"
-    "\n"
-    "  CANDIDATE may be a Python file or a raw model response (the last fenced block that\n"
-    "  defines ModelNew is verified; the text before it is kept as the plan).\n"
-    "\n"
-    "options:\n"
-    "  --backend auto|interpret|cuda|opencl   where the kernels run (default auto)\n"
-    "  --trials N                 correctness trials with fresh inputs (default 5)\n"
-    "  --reward tritonrl|drtriton|kevin|kernelgym   reward preset (default tritonrl)\n"
-    "  --timeout SECONDS          wall-clock limit for the candidate (default 300)\n"
-    "  --atol X --rtol X          fp32 tolerances (default 1e-4)\n"
-    "  --atol-half X --rtol-half X   fp16/bf16 tolerances (default 1e-2)\n"
-    "  --reps N                   timed repetitions (default 10 on CPU, 100 on GPU)\n"
-    "  --seed N                   seed for weights and inputs (default 42)\n"
-    "  --no-compile-baseline      do not time torch.compile(reference)\n"
+const std::string kVerifyUsage =
+    std::string(
+        "usage: crucible verify REFERENCE.py CANDIDATE.py [options]\n"
+        "\n"
+        "  CANDIDATE may be a Python file or a raw model response (the last fenced block that\n"
+        "  defines ModelNew is verified; the text before it is kept as the plan).\n"
+        "\n"
+        "options:\n") +
+    kVerifyOptionsHelp +
     "  --db FILE                  database to store the run in (default: the user's data folder)\n"
     "  --no-db                    do not store the run\n"
     "  --keep-job                 keep the job folder (inputs, outputs, logs) and print its path\n"
@@ -51,45 +45,9 @@ VerifyOptions parse(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw BadInput(a + " needs a value");
-      return args[++i];
-    };
-    auto number = [&](double low) {
-      const std::string& v = value();
-      try {
-        std::size_t used = 0;
-        const double x = std::stod(v, &used);
-        if (used != v.size() || !(x >= low)) throw std::invalid_argument(v);
-        return x;
-      } catch (const std::exception&) {
-        throw BadInput(a + ": '" + v + "' is not a number >= " + std::to_string(low));
-      }
-    };
-    if (a == "--backend") {
-      o.request.backend = value();
-    } else if (a == "--trials") {
-      o.request.trials = static_cast<int>(number(1));
-    } else if (a == "--reward") {
-      o.request.rewardPreset = value();
-    } else if (a == "--timeout") {
-      o.request.timeoutSeconds = number(1);
-    } else if (a == "--atol") {
-      o.request.tolerances.fp32.atol = number(0);
-    } else if (a == "--rtol") {
-      o.request.tolerances.fp32.rtol = number(0);
-    } else if (a == "--atol-half") {
-      o.request.tolerances.fp16.atol = number(0);
-    } else if (a == "--rtol-half") {
-      o.request.tolerances.fp16.rtol = number(0);
-    } else if (a == "--reps") {
-      o.request.timingReps = static_cast<int>(number(1));
-    } else if (a == "--seed") {
-      o.request.seed = static_cast<int>(number(0));
-    } else if (a == "--no-compile-baseline") {
-      o.request.compileBaseline = false;
-    } else if (a == "--db") {
-      o.db = value();
+    if (parseVerifyOption(args, i, o.request)) continue;
+    if (a == "--db") {
+      o.db = optionValue(args, i);
     } else if (a == "--no-db") {
       o.store = false;
     } else if (a == "--keep-job") {
@@ -112,14 +70,7 @@ void storeOutcome(const VerifyOptions& o, const VerifyOutcome& outcome, std::ost
   const std::string path = o.db.empty() ? store::Store::defaultDatabasePath() : o.db;
   store::Store db(path);
   store::VerificationRecord record;
-  // A task is named after its file, or after its folder when the file is just "reference.py".
-  const std::filesystem::path referencePath(o.request.referencePath);
-  record.task.name =
-      referencePath.stem() == "reference" && referencePath.has_parent_path()
-          ? std::filesystem::absolute(referencePath).parent_path().filename().string()
-          : referencePath.stem().string();
-  record.task.path = std::filesystem::absolute(o.request.referencePath).string();
-  record.task.source = outcome.referenceSource;
+  record.task = taskFor(o.request.referencePath, outcome.referenceSource);
   record.candidate.origin = outcome.candidateFromResponse ? "response" : "file";
   record.candidate.rawResponse = outcome.candidateFromResponse ? outcome.candidateSource : "";
   record.candidate.plan = outcome.evaluation.plan;
@@ -132,19 +83,9 @@ void storeOutcome(const VerifyOptions& o, const VerifyOutcome& outcome, std::ost
 }  // namespace
 
 int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      out << kVerifyUsage;
-      return 0;
-    }
-  }
   VerifyOptions options;
-  try {
-    options = parse(args);
-  } catch (const BadInput& e) {
-    err << "crucible verify: " << e.what() << "\n\n" << kVerifyUsage;
-    return 2;
-  }
+  if (auto exit = parseCommandLine(args, "verify", kVerifyUsage, parse, options, out, err))
+    return *exit;
 
   watchForInterrupt();
   VerifyOutcome outcome;
@@ -152,7 +93,7 @@ int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
     auto progress = [&](const VerifyProgress& p) {
       if (!options.json) err << "[" << p.stage << "] " << p.message << "\n";
     };
-    outcome = verify(options.request, progress, interruptSource().get_token());
+    outcome = verify(options.request, progress, interruptToken());
   } catch (const BadInput& e) {
     err << "crucible verify: " << e.what() << "\n";
     // With --json, callers still get one object: no verdict, and why.
@@ -177,7 +118,7 @@ int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return 3;
   }
   if (!outcome.jobDir.empty()) err << "job folder kept: " << outcome.jobDir << "\n";
-  if (interruptSource().stop_requested()) {
+  if (interruptToken().stop_requested()) {
     err << "crucible verify: interrupted; nothing was stored\n";
     return 3;
   }
