@@ -1,35 +1,8 @@
 #include "app/crucible/cli_support.h"
 
-#include <pthread.h>
-
-#include <csignal>
 #include <filesystem>
-#include <thread>
 
 namespace crucible::cli {
-
-namespace {
-std::stop_source& interruptSource() {
-  static std::stop_source source;
-  return source;
-}
-}  // namespace
-
-void watchForInterrupt() {
-  static sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([] {
-    int signal = 0;
-    if (sigwait(&set, &signal) == 0) interruptSource().request_stop();
-  }).detach();
-}
-
-std::stop_token interruptToken() {
-  return interruptSource().get_token();
-}
 
 const char* const kVerifyOptionsHelp =
     "  --backend auto|interpret|cuda|opencl   where the kernels run (default auto)\n"

@@ -1,11 +1,11 @@
 #pragma once
-// What several CLI commands share: Ctrl-C as a stop token, and the options that say how a
-// candidate is verified (verify and generate take the same ones).
+// What several CLI commands share: the options that say how a candidate is verified (verify and
+// generate take the same ones), --help and usage errors, and the task a reference is stored as.
+// Ctrl-C is interrupt.h.
 
 #include <cstddef>
 #include <optional>
 #include <ostream>
-#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -13,11 +13,6 @@
 #include "core/verify/verifier.h"
 
 namespace crucible::cli {
-
-/// Blocks SIGINT and SIGTERM in this thread (and the threads it starts) and turns them into a
-/// stop request on interruptToken(). Call once, before starting threads.
-void watchForInterrupt();
-std::stop_token interruptToken();
 
 /// The help lines for the options parseVerifyOption() takes.
 extern const char* const kVerifyOptionsHelp;

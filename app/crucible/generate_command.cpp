@@ -9,6 +9,7 @@
 
 #include "app/crucible/cli_support.h"
 #include "app/crucible/commands.h"
+#include "app/crucible/interrupt.h"
 #include "app/crucible/text_table.h"
 #include "core/generate/generator_factory.h"
 #include "core/generate/pipeline.h"
@@ -256,7 +257,7 @@ int runGenerate(const std::vector<std::string>& args, std::ostream& out, std::os
   watchForInterrupt();
   GenerationResult result;
   try {
-    result = generate::runGeneration(*generator, o.request, interruptToken(),
+    result = generate::runGeneration(*generator, o.request, interruptSource().get_token(),
                                      [&](const GenerationEvent& event) {
                                        if (!o.json) printProgress(err, event);
                                      });

@@ -93,7 +93,7 @@ int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
     auto progress = [&](const VerifyProgress& p) {
       if (!options.json) err << "[" << p.stage << "] " << p.message << "\n";
     };
-    outcome = verify(options.request, progress, interruptToken());
+    outcome = verify(options.request, progress, interruptSource().get_token());
   } catch (const BadInput& e) {
     err << "crucible verify: " << e.what() << "\n";
     // With --json, callers still get one object: no verdict, and why.
@@ -118,7 +118,7 @@ int runVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return 3;
   }
   if (!outcome.jobDir.empty()) err << "job folder kept: " << outcome.jobDir << "\n";
-  if (interruptToken().stop_requested()) {
+  if (interruptSource().get_token().stop_requested()) {
     err << "crucible verify: interrupted; nothing was stored\n";
     return 3;
   }
