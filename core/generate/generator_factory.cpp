@@ -5,6 +5,7 @@
 
 #include "core/generate/endpoint_generator.h"
 #include "core/generate/prompt_library.h"
+#include "core/generate/synth_generator.h"
 #include "core/verify/verifier.h"
 
 namespace crucible::generate {
@@ -45,9 +46,18 @@ std::unique_ptr<Generator> makeGenerator(const GeneratorOptions& options) {
   }
   switch (choice.kind) {
     case ModelKind::Synth:
-      throw GeneratorUnavailable(
-          "--model synth: the built-in synthesizer is not available in this build; use an "
-          "OpenAI-compatible endpoint (--model http://host:port/v1)");
+      // The synthesizer is deterministic and reads no findings: a refinement round would
+      // offer the same kernels again.
+      if (options.needsFindings) {
+        throw BadInput(
+            "--model synth: the built-in synthesizer does not refine; use --search "
+            "best-of-n (its tilings are the candidates)");
+      }
+      if (!options.promptFile.empty()) {
+        throw BadInput("--prompt " + options.promptFile +
+                       ": the built-in synthesizer reads no prompt");
+      }
+      return std::make_unique<SynthGenerator>();
     case ModelKind::Embedded:
       throw GeneratorUnavailable(
           "--model " + choice.value +

@@ -209,15 +209,36 @@ TEST_F(GenerateCli, RefineShowsTheFindingsInTheNextPromptAndStoresTheLineage) {
             std::string::npos);
 }
 
-TEST_F(GenerateCli, ModelsThisBuildDoesNotHaveAreClearUsageErrors) {
-  const GenerateRun synth = generate({kReference, "--model", "synth", "--no-db", "--json"});
-  EXPECT_EQ(synth.exitCode, 2);
-  EXPECT_NE(synth.err.find("synthesizer is not available in this build"), std::string::npos)
-      << synth.err;
-  EXPECT_EQ(json::parse(synth.out)["best"], nullptr);
-  const GenerateRun byDefault = generate({kReference, "--no-db"});  // the default model is synth
-  EXPECT_EQ(byDefault.exitCode, 2);
+TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified) {
+  const std::string db = (dir_ / "synth.db").string();
+  const fs::path out = dir_ / "synth-out";
+  std::vector<std::string> args = {kReference, "-n",    "2",          "--db",
+                                   db,         "--out", out.string(), "--json"};
+  for (const auto& a : fastVerification()) args.push_back(a);
+  const GenerateRun run = generate(args);  // no --model: the synthesizer
+  ASSERT_EQ(run.exitCode, 0) << run.err << run.out;
+  const json result = json::parse(run.out);
+  const json& candidates = result["candidates"];
+  ASSERT_EQ(candidates.size(), 2u) << run.out;
+  for (const json& c : candidates) {
+    EXPECT_EQ(c["origin"], "synth");
+    EXPECT_EQ(c["model"], "synth");
+    EXPECT_EQ(c["verdict"], "verified") << run.out;
+    EXPECT_EQ(c["flags"], json::array());
+  }
+  ASSERT_FALSE(result["best"].is_null());
+  EXPECT_TRUE(fs::exists(out / "kernel.py"));
+  const json session = storedSession(db, result["session"]);
+  ASSERT_EQ(session["candidates"].size(), 2u);
+  EXPECT_NE(session["candidates"][0]["code"].get<std::string>().find("@triton.jit"),
+            std::string::npos);
+  EXPECT_FALSE(session["candidates"][0]["plan"].get<std::string>().empty());
 
+  // It does not refine and reads no prompt: both are usage errors, not silent no-ops.
+  EXPECT_EQ(generate({kReference, "--search", "refine", "--rounds", "2", "--no-db"}).exitCode, 2);
+}
+
+TEST_F(GenerateCli, ModelsThisBuildDoesNotHaveAreClearUsageErrors) {
   const fs::path weights = dir_ / "weights";
   fs::create_directories(weights);
   const GenerateRun embedded = generate({kReference, "--model", weights.string(), "--no-db"});
@@ -244,8 +265,9 @@ TEST_F(GenerateCli, ModelsThisBuildDoesNotHaveAreClearUsageErrors) {
 
 TEST_F(GenerateCli, AnEndpointThatIsNotThereIsAnError) {
   // Port 9 (discard) has no HTTP server on a test machine.
-  const GenerateRun run = generate({kReference, "--model", "http://127.0.0.1:9/v1", "--endpoint-model", "m",
-                            "--no-db", "--json", "--backend", "interpret"});
+  const GenerateRun run =
+      generate({kReference, "--model", "http://127.0.0.1:9/v1", "--endpoint-model", "m", "--no-db",
+                "--json", "--backend", "interpret"});
   EXPECT_EQ(run.exitCode, 3) << run.err;
   const json result = json::parse(run.out);
   EXPECT_TRUE(result["candidates"].empty());

@@ -1,0 +1,48 @@
+#include "core/generate/synth_generator.h"
+
+#include <utility>
+
+#include "core/synth/synthesizer.h"
+#include "core/verify/verifier.h"
+
+namespace crucible::generate {
+
+void SynthGenerator::generate(const GenerateRequest& request, std::stop_token stop,
+                              const TokenCallback& onToken, const CandidateCallback& onCandidate) {
+  synth::SynthRequest synthRequest;
+  synthRequest.referencePath = request.referencePath;
+  synthRequest.maxCandidates = request.n;
+  if (!request.backend.empty()) synthRequest.backend = request.backend;
+  if (request.seed) synthRequest.seed = static_cast<int>(*request.seed);
+
+  synth::SynthResult result;
+  try {
+    result = synth::synthesize(synthRequest, stop, [&](const std::string& text) {
+      if (onToken) onToken(-1, text);
+    });
+  } catch (const BadInput&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (stop.stop_requested()) return;  // synthesize() reports a cancel as an exception
+    throw GenerateError(std::string("the built-in synthesizer failed: ") + e.what());
+  }
+  if (result.candidates.empty()) {
+    std::string message = "the built-in synthesizer cannot lower this reference:";
+    for (const std::string& op : result.unsupported) message += "\n  " + op;
+    throw GenerateError(message);
+  }
+  int index = 0;
+  for (synth::SynthCandidate& candidate : result.candidates) {
+    if (stop.stop_requested()) return;
+    GeneratedCandidate generated;
+    generated.index = index++;
+    generated.origin = origin();
+    generated.model = modelId();
+    generated.plan = std::move(candidate.plan);
+    generated.code = std::move(candidate.code);
+    generated.label = std::move(candidate.label);
+    onCandidate(std::move(generated));
+  }
+}
+
+}  // namespace crucible::generate
