@@ -100,8 +100,7 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   verificationPane_ = new VerificationPane(controller_);
   comparePane_ = new ComparePane(controller_);
   sessionsPane_ = new SessionsPane(controller_);
-  generationPane_ = new GenerationPane(controller_, options.generator);
-  generationPane_->setBackendSource([this] { return runBar_->backend(); });
+  generationPane_ = new GenerationPane(controller_, devices_, options.generator);
 
   candidatesDock_ = dock(tr("Candidates"), "candidates", candidatesPane_, Qt::BottomDockWidgetArea);
   auto* verification =
@@ -164,6 +163,8 @@ void MainWindow::buildMenus() {
       ->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+Return"))});
   run->addAction(tr("&Stop"), QKeySequence(tr("Shift+F5")), controller_,
                  &WorkbenchController::stop);
+  run->addAction(tr("&Generate"), QKeySequence(tr("Ctrl+G")), generationPane_,
+                 &GenerationPane::generate);
   run->addAction(tr("&Compare with Previous"), QKeySequence(tr("Ctrl+D")), this,
                  &MainWindow::showCompare);
 
@@ -245,6 +246,7 @@ void MainWindow::showSettings() {
   settings.save();
   controller_->setSettings(settings);
   runBar_->selectBackend(settings.defaultBackend);
+  generationPane_->refreshModels();  // the endpoints may have changed
 }
 
 void MainWindow::showError(const QString& message) {

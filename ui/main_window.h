@@ -23,7 +23,7 @@ class VerificationPane;
 
 struct MainWindowOptions {
   QString databasePath;  // overrides the setting ("" = the setting, else core's default)
-  GenerationController* generator = nullptr;  // generation, once core/generate lands
+  GenerationController* generator = nullptr;  // generation (app: PipelineGenerationController)
 };
 
 class MainWindow : public QMainWindow {
@@ -39,6 +39,7 @@ class MainWindow : public QMainWindow {
   VerificationPane* verificationPane() const { return verificationPane_; }
   ComparePane* comparePane() const { return comparePane_; }
   SessionsPane* sessionsPane() const { return sessionsPane_; }
+  GenerationPane* generationPane() const { return generationPane_; }
   RunBar* runBar() const { return runBar_; }
   QString lastError() const { return lastError_; }
 

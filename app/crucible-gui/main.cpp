@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 
+#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 
 int main(int argc, char* argv[]) {
@@ -20,7 +21,8 @@ int main(int argc, char* argv[]) {
   parser.addPositionalArgument("FILE", "A reference, or a candidate beside its reference.py.");
   parser.process(app);
 
-  crucible::ui::MainWindow window({parser.value(database), nullptr});
+  crucible::ui::PipelineGenerationController generator;
+  crucible::ui::MainWindow window({parser.value(database), &generator});
   window.show();
   if (!parser.positionalArguments().isEmpty())
     window.openFile(parser.positionalArguments().first());

@@ -1,6 +1,7 @@
 // crucible_screenshots OUT_DIR: renders the workbench's main states into small PNGs
 // (scripts/screenshots.sh runs it under Xvfb). The states are real: the bundled example is
-// verified on the interpret backend, then an edit of it that is wrong.
+// verified on the interpret backend, then an edit of it that is wrong, then candidates generated
+// by the built-in synthesizer.
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
@@ -9,8 +10,11 @@
 #include <QTemporaryDir>
 
 #include "ui/app/resources_dir.h"
+#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 #include "ui/panes/candidate_pane.h"
+#include "ui/panes/candidates_pane.h"
+#include "ui/panes/generation_pane.h"
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
 
@@ -64,7 +68,8 @@ int main(int argc, char* argv[]) {
   settings.compileBaseline = false;
   settings.save();
 
-  MainWindow window({scratch.filePath("crucible.db"), nullptr});
+  PipelineGenerationController generator;
+  MainWindow window({scratch.filePath("crucible.db"), &generator});
   window.resize(1500, 950);
   window.show();
   BundledExample softmax;
@@ -98,5 +103,17 @@ int main(int argc, char* argv[]) {
   window.showSessions();
   waitFor([&] { return window.sessionsPane()->table()->rowCount() > 0; }, 10000);
   ok &= save(&window, out, "sessions");
+
+  // Generate: two candidates from the synthesizer, each verified as it arrives.
+  window.findChild<QDockWidget*>("compare")->hide();
+  window.findChild<QDockWidget*>("candidates")->raise();
+  window.findChild<QDockWidget*>("generate")->raise();
+  GenerationPane* generation = window.generationPane();
+  generation->countBox()->setValue(2);
+  generation->backendBox()->selectBackend("interpret");
+  generation->generate();
+  if (!waitFor([&] { return generation->generateButton()->isEnabled(); }, 300000)) return 1;
+  window.candidatesPane()->view()->selectRow(0);
+  ok &= save(&window, out, "generated");
   return ok ? 0 : 1;
 }

@@ -1,11 +1,14 @@
 // The workbench's journey through the real window, offscreen: open a bundled example, verify its
 // candidate (interpret backend, one trial), stop a run, edit into a new, incorrect candidate and
 // see where it is wrong, select and compare candidates, export, and reopen the session from the
-// database in a second window. Waits with QTRY_*, never sleeps.
+// database in a second window; then generate with the built-in synthesizer (two candidates,
+// verified by the pipeline as they arrive), compare them, export the best, and reopen the
+// generate session. Waits with QTRY_*, never sleeps.
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSettings>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -13,10 +16,12 @@
 #include <QtTest>
 
 #include "ui/app/resources_dir.h"
+#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 #include "ui/panes/candidate_pane.h"
 #include "ui/panes/candidates_pane.h"
 #include "ui/panes/compare_pane.h"
+#include "ui/panes/generation_pane.h"
 #include "ui/panes/reference_pane.h"
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
@@ -56,6 +61,9 @@ class WorkbenchTest : public QObject {
   void exportsVerifiedAndDeliberatelyUnverified();
   void reopensTheSessionFromTheDatabase();
   void flagLineAndSquiggleShowEachOther();
+  void generatesWithTheSynthesizer();
+  void comparesAndExportsGeneratedCandidates();
+  void reopensTheGenerateSession();
   void cleanupTestCase();
 
  private:
@@ -65,6 +73,7 @@ class WorkbenchTest : public QObject {
 
   QTemporaryDir dir_;
   QString database_;
+  PipelineGenerationController generator_;
   std::unique_ptr<MainWindow> window_;
   std::unique_ptr<MainWindow> reopened_;
 };
@@ -82,7 +91,7 @@ void WorkbenchTest::initTestCase() {
   settings.compileBaseline = false;
   settings.save();
   database_ = dir_.filePath("crucible.db");
-  window_ = std::make_unique<MainWindow>(MainWindowOptions{database_, nullptr});
+  window_ = std::make_unique<MainWindow>(MainWindowOptions{database_, &generator_});
   window_->show();
   QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
 }
@@ -297,6 +306,91 @@ void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
   flags->setCurrentItem(nullptr);
   emit pane->editor()->flagLineClicked(10);
   QCOMPARE(flags->currentItem(), item);
+}
+
+void WorkbenchTest::generatesWithTheSynthesizer() {
+  for (const auto& example : bundledExamples()) {
+    if (example.title == "row_softmax") window_->controller()->openExample(example);
+  }
+  QCOMPARE(window_->controller()->workbench()->reference().name, QString("row_softmax"));
+  GenerationPane* pane = window_->generationPane();
+  QCOMPARE(pane->modelBox()->currentData().toString(), QString("synth"));
+  // The synthesizer cannot refine: the mode is there but not selectable.
+  const int refine = pane->modeBox()->findText("refine");
+  QVERIFY(refine >= 0);
+  QVERIFY(!qobject_cast<QStandardItemModel*>(pane->modeBox()->model())->item(refine)->isEnabled());
+  QVERIFY(pane->modelBox()->findData("embedded") >= 0);  // listed, not available
+  pane->countBox()->setValue(2);
+  pane->backendBox()->selectBackend("interpret");
+  QSignalSpy verified(&generator_, &GenerationController::candidateVerified);
+  QTest::mouseClick(pane->generateButton(), Qt::LeftButton);
+  QVERIFY(pane->stopButton()->isEnabled());
+  QCOMPARE(window_->controller()->workbench()->candidates().size(), 0);  // a new session
+  QTRY_VERIFY_WITH_TIMEOUT(pane->generateButton()->isEnabled(), kVerifyTimeoutMs);
+  QVERIFY2(pane->statusText().startsWith("Done"), qPrintable(pane->statusText()));
+  QCOMPARE(verified.size(), 2);  // each verified once, by the pipeline
+  QCOMPARE(window_->controller()->workbench()->candidates().size(), 2);
+  for (int row = 0; row < 2; ++row) {
+    QCOMPARE(entry(row).origin, QString("synth"));
+    QVERIFY(entry(row).evaluation.has_value());
+    QCOMPARE(entry(row).evaluation->backend, std::string("interpret"));
+    QVERIFY(!entry(row).plan.isEmpty());
+  }
+  QVERIFY(!pane->liveText().isEmpty());          // the synthesizer's progress streamed
+  QVERIFY(!window_->controller()->verifying());  // the verification queue was not used
+  QTRY_VERIFY(window_->controller()->savedSessionId() ==
+              *window_->controller()->workbench()->sessionCell());
+}
+
+void WorkbenchTest::comparesAndExportsGeneratedCandidates() {
+  QTableView* view = window_->candidatesPane()->view();
+  view->selectRow(0);
+  QCOMPARE(window_->candidatePane()->editorText(), entry(0).code);
+  view->selectRow(1);
+  QCOMPARE(window_->candidatePane()->editorText(), entry(1).code);
+  window_->showCompare();
+  ComparePane* compare = window_->comparePane();
+  QCOMPARE(compare->left()->text(), entry(0).code);
+  QCOMPARE(compare->right()->text(), entry(1).code);
+  QVERIFY(!compare->changedRight().isEmpty());  // two tilings differ somewhere
+
+  // The best: the fastest verified one.
+  int best = -1;
+  for (int row = 0; row < 2; ++row) {
+    const auto& e = entry(row).evaluation;
+    if (e->verdict == Verdict::Verified &&
+        (best < 0 || e->speedup.value_or(0) > entry(best).evaluation->speedup.value_or(0))) {
+      best = row;
+    }
+  }
+  QVERIFY2(best >= 0, "the synthesizer's candidates for row_softmax verify");
+  QSignalSpy exported(window_->controller(), &WorkbenchController::exported);
+  const QString bundle = dir_.filePath("export-generated");
+  window_->controller()->exportCandidate(entry(best).key, bundle, false);
+  QTRY_COMPARE(exported.size(), 1);
+  QCOMPARE(readJson(bundle + "/report.json").value("unverified").toBool(), false);
+  QCOMPARE(readText(bundle + "/row_softmax_kernel.py"), entry(best).code);
+}
+
+void WorkbenchTest::reopensTheGenerateSession() {
+  const qint64 session = window_->controller()->savedSessionId();
+  MainWindow again(MainWindowOptions{database_, nullptr});
+  SessionsPane* sessions = again.sessionsPane();
+  sessions->refresh();
+  QTRY_VERIFY(sessions->table()->rowCount() > 0);
+  QCOMPARE(sessions->table()->item(0, 0)->text().toLongLong(), session);  // newest first
+  sessions->table()->selectRow(0);
+  sessions->openSelected();
+  const auto& candidates = again.controller()->workbench()->candidates();
+  QTRY_COMPARE(candidates.size(), 2);
+  QCOMPARE(again.controller()->workbench()->sessionKind(), QString("generate"));
+  for (int row = 0; row < 2; ++row) {
+    QCOMPARE(candidates[row].code, entry(row).code);
+    QCOMPARE(candidates[row].origin, entry(row).origin);
+    QCOMPARE(candidates[row].model, entry(row).model);
+    QCOMPARE(candidates[row].plan, entry(row).plan);
+    QVERIFY(candidates[row].evaluation && *candidates[row].evaluation == *entry(row).evaluation);
+  }
 }
 
 void WorkbenchTest::cleanupTestCase() {

@@ -18,10 +18,17 @@ int Workbench::rowOf(int key) const {
 
 void Workbench::setReference(ReferenceDoc reference) {
   reference_ = std::move(reference);
+  candidates_.clear();  // before referenceChanged: listeners see no stale candidates
+  emit referenceChanged();
+  beginSession(QString::fromUtf8(store::kSessionKindWorkbench), {});
+}
+
+void Workbench::beginSession(const QString& kind, const QString& note) {
   candidates_.clear();
   session_ = std::make_shared<std::int64_t>(0);
   loadedSessionId_ = 0;
-  emit referenceChanged();
+  sessionKind_ = kind;
+  sessionNote_ = note;
   emit candidatesReset();
 }
 
@@ -47,6 +54,8 @@ void Workbench::loadSession(const store::SessionDetail& session) {
   candidates_.clear();
   session_ = std::make_shared<std::int64_t>(session.id);
   loadedSessionId_ = session.id;
+  sessionKind_ = QString::fromStdString(session.kind);
+  sessionNote_ = QString::fromStdString(session.note);
   std::map<std::int64_t, int> keyOfStoreId;
   for (const auto& c : session.candidates) {
     CandidateEntry e;
@@ -57,6 +66,7 @@ void Workbench::loadSession(const store::SessionDetail& session) {
     e.plan = QString::fromStdString(c.plan);
     e.code = QString::fromStdString(c.code);
     e.rawResponse = QString::fromStdString(c.rawResponse);
+    e.prompt = QString::fromStdString(c.prompt);
     if (c.parentId && keyOfStoreId.count(*c.parentId)) e.parentKey = keyOfStoreId[*c.parentId];
     if (!c.evaluations.empty()) {
       e.evaluation = c.evaluations.back().evaluation;

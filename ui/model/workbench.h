@@ -26,6 +26,7 @@ struct CandidateEntry {
   QString plan;    // text before the code in a model response
   QString code;    // what is verified
   QString rawResponse;
+  QString prompt;                        // what the model was asked, when generated
   std::optional<int> parentKey;          // the candidate it was edited from
   std::optional<Evaluation> evaluation;  // the latest
   QString verifiedAt;                    // when it was verified ("" never)
@@ -52,9 +53,14 @@ class Workbench : public QObject {
   /// The store's session for this workbench; 0 in the cell until saved. A new one per reference.
   const StoreCell& sessionCell() const { return session_; }
   std::int64_t loadedSessionId() const { return loadedSessionId_; }
+  /// The kind and note the session is saved with (store.h's kSessionKind*).
+  const QString& sessionKind() const { return sessionKind_; }
+  const QString& sessionNote() const { return sessionNote_; }
 
   void setReference(ReferenceDoc reference);  // drops the candidates: a new session
-  int addCandidate(CandidateEntry entry);     // assigns and returns the key
+  /// Drops the candidates and starts a new session of `kind` on the same reference (generation).
+  void beginSession(const QString& kind, const QString& note);
+  int addCandidate(CandidateEntry entry);  // assigns and returns the key
   void setEvaluation(int key, const Evaluation& evaluation, const QString& when);
   /// Replaces everything with a saved session, exactly as it was stored.
   void loadSession(const store::SessionDetail& session);
@@ -71,6 +77,8 @@ class Workbench : public QObject {
   int nextKey_ = 1;
   StoreCell session_ = std::make_shared<std::int64_t>(0);
   std::int64_t loadedSessionId_ = 0;
+  QString sessionKind_ = QString::fromUtf8(store::kSessionKindWorkbench);
+  QString sessionNote_;
 };
 
 /// "verified" ... for display; "not verified" when nullopt.

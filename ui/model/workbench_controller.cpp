@@ -193,6 +193,7 @@ void WorkbenchController::saveCandidate(int key) {
   input.origin = c->origin.toStdString();
   input.model = c->model.toStdString();
   input.rawResponse = c->rawResponse.toStdString();
+  input.prompt = c->prompt.toStdString();
   input.plan = c->plan.toStdString();
   input.code = c->code.toStdString();
   input.path = c->path.toStdString();
@@ -206,10 +207,9 @@ void WorkbenchController::saveCandidate(int key) {
   // candidate, a parent before its child.
   store_->run<qint64>(
       [session = workbench_->sessionCell(), cell = c->storeId, parentCell, input,
-       task = taskInput()](store::Store& s) mutable -> qint64 {
-        if (*session == 0) {
-          *session = s.startSession(task, store::kSessionKindWorkbench).sessionId;
-        }
+       task = taskInput(), kind = workbench_->sessionKind().toStdString(),
+       note = workbench_->sessionNote().toStdString()](store::Store& s) mutable -> qint64 {
+        if (*session == 0) *session = s.startSession(task, kind, note).sessionId;
         if (parentCell && *parentCell != 0) input.parentId = *parentCell;
         *cell = s.addCandidateTo(*session, input);
         return *session;
@@ -297,6 +297,41 @@ void WorkbenchController::runNext() {
     const auto [key, backend] = queue_.takeFirst();
     if (workbench_->candidate(key)) verify(key, backend);
   }
+}
+
+void WorkbenchController::beginGeneratedSession(const QString& note) {
+  stop();
+  workbench_->beginSession(QString::fromUtf8(store::kSessionKindGenerate), note);
+  generatedKeys_.clear();
+  currentKey_ = -1;
+  emit currentChanged(currentKey_);
+}
+
+int WorkbenchController::addGenerated(const GeneratedEntry& generated) {
+  CandidateEntry entry;
+  entry.origin = generated.origin;
+  entry.model = generated.model;
+  entry.prompt = generated.prompt;
+  entry.rawResponse = generated.rawResponse;
+  entry.plan = generated.plan;
+  entry.code = generated.code;
+  if (generated.parentId) {
+    const auto parent = generatedKeys_.constFind(*generated.parentId);
+    if (parent != generatedKeys_.cend()) entry.parentKey = *parent;
+  }
+  const int key = workbench_->addCandidate(std::move(entry));
+  generatedKeys_.insert(generated.id, key);
+  saveCandidate(key);
+  if (currentKey_ < 0) select(key);  // the first one; later ones do not pull the view away
+  return key;
+}
+
+void WorkbenchController::setGeneratedEvaluation(int generatedId, const Evaluation& evaluation) {
+  const auto key = generatedKeys_.constFind(generatedId);
+  if (key == generatedKeys_.cend()) return;  // a candidate of a session no longer shown
+  workbench_->setEvaluation(*key, evaluation,
+                            QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+  saveEvaluation(*key, evaluation);
 }
 
 void WorkbenchController::reopenSession(std::int64_t sessionId) {

@@ -3,6 +3,7 @@
 // keep everything in the store, reopen a saved session, export a bundle. Panes call these and
 // listen to the signals; the work itself runs in the services, off the UI thread.
 
+#include <QHash>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -12,6 +13,7 @@
 
 #include "ui/app/resources_dir.h"
 #include "ui/app/settings.h"
+#include "ui/generate/generation_controller.h"
 #include "ui/model/workbench.h"
 #include "ui/services/device_service.h"
 #include "ui/services/store_service.h"
@@ -55,6 +57,13 @@ class WorkbenchController : public QObject {
   bool verifying() const { return verifier_->busy(); }
   int verifyingKey() const { return verifier_->runningCandidate(); }
 
+  /// Generation: a new 'generate' session on the open reference (the candidates shown are
+  /// dropped), then each candidate as the run reports it, stored as it arrives, and its
+  /// evaluation (the pipeline verified it: it is not verified again here).
+  void beginGeneratedSession(const QString& note);
+  int addGenerated(const GeneratedEntry& generated);
+  void setGeneratedEvaluation(int generatedId, const Evaluation& evaluation);
+
   void reopenSession(std::int64_t sessionId);
   /// The last session this workbench saved to (0 before the first save completes).
   std::int64_t savedSessionId() const { return savedSessionId_; }
@@ -91,6 +100,7 @@ class WorkbenchController : public QObject {
   std::unique_ptr<QTemporaryDir> jobFiles_;  // the files of the running verification
   QThreadPool pool_;                         // exports
   QList<QPair<int, BackendChoice>> queue_;   // candidates waiting to be verified
+  QHash<int, int> generatedKeys_;            // the generation run's ids -> candidate keys
 };
 
 /// The line in a "file:LINE: message" problem, or 0.

@@ -2,12 +2,13 @@
 
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 namespace crucible::ui {
 
-GenerationPane::GenerationPane(WorkbenchController* controller, GenerationController* generator,
-                               QWidget* parent)
+GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* devices,
+                               GenerationController* generator, QWidget* parent)
     : QWidget(parent), controller_(controller), generator_(generator) {
   model_ = new QComboBox;
   count_ = new QSpinBox;
@@ -18,20 +19,30 @@ GenerationPane::GenerationPane(WorkbenchController* controller, GenerationContro
   temperature_->setSingleStep(0.1);
   temperature_->setValue(0.7);
   mode_ = new QComboBox;
+  rounds_ = new QSpinBox;
+  rounds_->setRange(1, 16);
+  rounds_->setValue(3);
+  rounds_->setToolTip(tr("Refine: rounds, each fed the verifier's findings on the best so far"));
+  backend_ = new BackendBox(devices, controller_->settings().defaultBackend);
   generate_ = new QPushButton(tr("Generate"));
+  generate_->setToolTip(tr("Generate candidates and verify each as it arrives (Ctrl+G)"));
   stop_ = new QPushButton(tr("Stop"));
   stop_->setEnabled(false);
   status_ = new QLabel;
   status_->setWordWrap(true);
   live_ = new QPlainTextEdit;
   live_->setReadOnly(true);
-  live_->setPlaceholderText(tr("A language model's tokens stream here"));
+  live_->setMaximumBlockCount(5000);
+  live_->setPlaceholderText(
+      tr("A language model's tokens and the verification stages stream here"));
 
   auto* form = new QFormLayout;
   form->addRow(tr("Model"), model_);
   form->addRow(tr("Candidates"), count_);
   form->addRow(tr("Temperature"), temperature_);
   form->addRow(tr("Search"), mode_);
+  form->addRow(tr("Rounds"), rounds_);
+  form->addRow(tr("Backend"), backend_);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(generate_);
   buttons->addWidget(stop_);
@@ -42,51 +53,118 @@ GenerationPane::GenerationPane(WorkbenchController* controller, GenerationContro
   layout->addWidget(live_, 1);
 
   if (!generator_) {
-    for (const QString& endpoint : controller_->settings().endpoints) model_->addItem(endpoint);
     status_->setText(
-        tr("Generation is not part of this build yet: open or paste candidates and "
-           "verify them. Endpoints from Settings are listed for when it lands."));
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{model_, count_, temperature_, mode_, generate_}) {
+        tr("Generation is not part of this build: open or paste candidates and "
+           "verify them."));
+    for (QWidget* w : std::initializer_list<QWidget*>{model_, count_, temperature_, mode_, rounds_,
+                                                      backend_, generate_}) {
       w->setEnabled(false);
     }
     return;
   }
-  model_->addItems(generator_->models());
   mode_->addItems(generator_->searchModes());
-  connect(generate_, &QPushButton::clicked, this, [this] {
-    const auto& r = controller_->workbench()->reference();
-    if (r.source.isEmpty()) {
-      status_->setText(tr("Open a reference first"));
-      return;
-    }
-    live_->clear();
-    generate_->setEnabled(false);
-    stop_->setEnabled(true);
-    generator_->start({r.path, r.source, model_->currentText(), count_->value(),
-                       temperature_->value(), mode_->currentText(),
-                       backend_ ? backend_().backend : QStringLiteral("auto")});
-  });
+  refreshModels();
+  connect(model_, &QComboBox::currentIndexChanged, this, &GenerationPane::modelChosen);
+  connect(mode_, &QComboBox::currentTextChanged, this,
+          [this](const QString& mode) { rounds_->setEnabled(mode == "refine"); });
+  rounds_->setEnabled(mode_->currentText() == "refine");
+  connect(generate_, &QPushButton::clicked, this, &GenerationPane::generate);
   connect(stop_, &QPushButton::clicked, generator_, &GenerationController::stop);
-  connect(generator_, &GenerationController::tokens, this, [this](const QString& text) {
-    live_->moveCursor(QTextCursor::End);
-    live_->insertPlainText(text);
+  connect(generator_, &GenerationController::tokens, this, &GenerationPane::appendLive);
+  connect(generator_, &GenerationController::progress, this, [this](const QString& message) {
+    status_->setText(message);
+    appendLive(message + '\n');
   });
-  connect(generator_, &GenerationController::candidateReady, this,
-          [this](const QString& text, const QString& origin, const QString&) {
-            const int key = controller_->addCandidateText(text, origin);
-            if (key >= 0 && backend_) controller_->verify(key, backend_());
-          });
-  connect(generator_, &GenerationController::progress, status_, &QLabel::setText);
-  auto done = [this] {
-    generate_->setEnabled(true);
-    stop_->setEnabled(false);
-  };
-  connect(generator_, &GenerationController::finished, this, done);
-  connect(generator_, &GenerationController::failed, this, [this, done](const QString& message) {
+  connect(generator_, &GenerationController::candidateArrived, controller_,
+          &WorkbenchController::addGenerated);
+  connect(generator_, &GenerationController::candidateVerified, controller_,
+          &WorkbenchController::setGeneratedEvaluation);
+  connect(generator_, &GenerationController::finished, this, [this](const QString& summary) {
+    status_->setText(tr("Done: %1").arg(summary));
+    setRunning(false);
+  });
+  connect(generator_, &GenerationController::failed, this, [this](const QString& message) {
     status_->setText(tr("Generation failed: %1").arg(message));
-    done();
+    setRunning(false);
   });
+  // Another reference or a reopened session: the run's candidates have nowhere to go.
+  connect(controller_->workbench(), &Workbench::referenceChanged, generator_,
+          &GenerationController::stop);
+}
+
+void GenerationPane::refreshModels() {
+  if (!generator_) return;
+  const QString previous = model_->currentData().toString();
+  const QSignalBlocker quiet(model_);
+  model_->clear();
+  models_ = generator_->models();
+  auto* items = qobject_cast<QStandardItemModel*>(model_->model());
+  for (int i = 0; i < models_.size(); ++i) {
+    model_->addItem(models_[i].label, models_[i].spec);
+    if (!models_[i].available) {
+      items->item(i)->setEnabled(false);
+      items->item(i)->setToolTip(models_[i].note);
+    }
+  }
+  const int found = model_->findData(previous);
+  model_->setCurrentIndex(found >= 0 ? found : 0);
+  modelChosen();
+}
+
+void GenerationPane::modelChosen() {
+  const int i = model_->currentIndex();
+  const bool refines = i >= 0 && i < models_.size() && models_[i].refines;
+  // The synthesizer writes one candidate per tiling and cannot act on findings.
+  auto* items = qobject_cast<QStandardItemModel*>(mode_->model());
+  const int refine = mode_->findText("refine");
+  if (refine >= 0) {
+    items->item(refine)->setEnabled(refines);
+    items->item(refine)->setToolTip(refines ? QString() : tr("This model cannot refine"));
+    if (!refines && mode_->currentIndex() == refine) mode_->setCurrentText("best-of-n");
+  }
+}
+
+void GenerationPane::generate() {
+  if (!generator_ || generator_->running()) return;
+  const auto& r = controller_->workbench()->reference();
+  if (r.source.isEmpty()) {
+    status_->setText(tr("Open a reference first"));
+    return;
+  }
+  const BackendChoice backend = backend_->choice();
+  if (!backend.available) {
+    status_->setText(tr("Backend %1 is not available here: %2").arg(backend.backend, backend.note));
+    return;
+  }
+  GenerationRequest request{r.path,
+                            r.source,
+                            r.name,
+                            model_->currentData().toString(),
+                            count_->value(),
+                            temperature_->value(),
+                            mode_->currentText(),
+                            rounds_->value(),
+                            controller_->settings().verifyRequest()};
+  request.verify.backend = backend.backend.toStdString();
+  request.verify.openclDevice = backend.openclDevice.toStdString();
+  const QString note =
+      tr("%1, %2, n=%3").arg(model_->currentText(), request.searchMode).arg(request.candidates);
+  controller_->beginGeneratedSession(note);
+  live_->clear();
+  setRunning(true);
+  status_->setText(tr("Generating with %1").arg(model_->currentText()));
+  generator_->start(request);
+}
+
+void GenerationPane::setRunning(bool running) {
+  generate_->setEnabled(!running);
+  stop_->setEnabled(running);
+}
+
+void GenerationPane::appendLive(const QString& text) {
+  live_->moveCursor(QTextCursor::End);
+  live_->insertPlainText(text);
+  live_->ensureCursorVisible();
 }
 
 }  // namespace crucible::ui

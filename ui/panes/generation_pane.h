@@ -1,7 +1,8 @@
 #pragma once
-// Generate: model, number of candidates, temperature, search mode, Generate and Stop, and the
-// model's tokens as they stream. Works through a GenerationController; without one (generation
-// has not landed in this build) it explains that and stays disabled.
+// Generate: model, number of candidates, temperature, search mode (and rounds for refine), the
+// backend the candidates are verified on, Generate and Stop, and the model's tokens and the
+// verification stages as they stream. Works through a GenerationController; without one it
+// explains that and stays disabled.
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -13,25 +14,45 @@
 
 #include "ui/generate/generation_controller.h"
 #include "ui/model/workbench_controller.h"
+#include "ui/panes/backend_box.h"
 
 namespace crucible::ui {
 
 class GenerationPane : public QWidget {
   Q_OBJECT
  public:
-  GenerationPane(WorkbenchController* controller, GenerationController* generator,
-                 QWidget* parent = nullptr);
-  /// Backend the generated candidates are verified on.
-  void setBackendSource(std::function<BackendChoice()> backend) { backend_ = std::move(backend); }
+  GenerationPane(WorkbenchController* controller, DeviceService* devices,
+                 GenerationController* generator, QWidget* parent = nullptr);
+
+  /// Lists the models again (endpoints come from Settings).
+  void refreshModels();
+  /// Starts generating on the open reference with what the pane shows.
+  void generate();
+
+  QComboBox* modelBox() const { return model_; }
+  QSpinBox* countBox() const { return count_; }
+  QComboBox* modeBox() const { return mode_; }
+  QSpinBox* roundsBox() const { return rounds_; }
+  BackendBox* backendBox() const { return backend_; }
+  QPushButton* generateButton() const { return generate_; }
+  QPushButton* stopButton() const { return stop_; }
+  QString statusText() const { return status_->text(); }
+  QString liveText() const { return live_->toPlainText(); }
 
  private:
+  void modelChosen();
+  void setRunning(bool running);
+  void appendLive(const QString& text);
+
   WorkbenchController* controller_;
   GenerationController* generator_;  // may be null
-  std::function<BackendChoice()> backend_;
+  QVector<ModelOption> models_;
   QComboBox* model_;
   QSpinBox* count_;
   QDoubleSpinBox* temperature_;
   QComboBox* mode_;
+  QSpinBox* rounds_;
+  BackendBox* backend_;
   QPushButton* generate_;
   QPushButton* stop_;
   QLabel* status_;

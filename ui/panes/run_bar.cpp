@@ -1,7 +1,6 @@
 #include "ui/panes/run_bar.h"
 
 #include <QHBoxLayout>
-#include <QStandardItemModel>
 
 namespace crucible::ui {
 
@@ -14,10 +13,8 @@ int stageNumber(const QString& stage) {
 }  // namespace
 
 RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget* parent)
-    : QWidget(parent), controller_(controller), devices_(devices) {
-  backends_ = new QComboBox;
-  backends_->setToolTip(tr("Where the candidate's Triton kernels run"));
-  backends_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    : QWidget(parent), controller_(controller) {
+  backends_ = new BackendBox(devices, controller_->settings().defaultBackend);
   verify_ = new QPushButton(tr("Verify"));
   verify_->setToolTip(tr("Verify the candidate in the editor (F5)"));
   stop_ = new QPushButton(tr("Stop"));
@@ -38,8 +35,6 @@ RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget*
   layout->addWidget(progress_);
   layout->addWidget(stage_, 1);
 
-  fillBackends();
-  connect(devices_, &DeviceService::choicesChanged, this, &RunBar::fillBackends);
   connect(verify_, &QPushButton::clicked, this, &RunBar::verifyRequested);
   connect(stop_, &QPushButton::clicked, controller_, &WorkbenchController::stop);
   connect(controller_, &WorkbenchController::verifyingChanged, this, [this](bool running) {
@@ -61,38 +56,6 @@ RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget*
   });
   connect(controller_, &WorkbenchController::errorOccurred, this,
           [this](const QString&) { stage_->setText(tr("Failed: see the message above")); });
-}
-
-void RunBar::fillBackends() {
-  const QString previous = backends_->currentData().toString();
-  const QString wanted = previous.isEmpty() ? controller_->settings().defaultBackend : previous;
-  backends_->clear();
-  const auto& choices = devices_->choices();
-  for (int i = 0; i < choices.size(); ++i) {
-    backends_->addItem(choices[i].label, choices[i].backend);
-    if (!choices[i].available) {
-      auto* model = qobject_cast<QStandardItemModel*>(backends_->model());
-      model->item(i)->setEnabled(false);
-      model->item(i)->setToolTip(choices[i].note);
-    }
-  }
-  selectBackend(wanted);
-}
-
-void RunBar::selectBackend(const QString& backend) {
-  const auto& choices = devices_->choices();
-  for (int i = 0; i < choices.size(); ++i) {
-    if (choices[i].backend == backend && choices[i].available) {
-      backends_->setCurrentIndex(i);
-      return;
-    }
-  }
-}
-
-BackendChoice RunBar::backend() const {
-  const int i = backends_->currentIndex();
-  const auto& choices = devices_->choices();
-  return i >= 0 && i < choices.size() ? choices[i] : BackendChoice{"auto", "auto", "", true, ""};
 }
 
 }  // namespace crucible::ui

@@ -9,6 +9,7 @@
 #include <QWidget>
 
 #include "ui/model/workbench_controller.h"
+#include "ui/panes/backend_box.h"
 #include "ui/services/device_service.h"
 
 namespace crucible::ui {
@@ -18,10 +19,9 @@ class RunBar : public QWidget {
  public:
   RunBar(WorkbenchController* controller, DeviceService* devices, QWidget* parent = nullptr);
 
-  BackendChoice backend() const;
-  /// Selects the first choice for `backend` (auto, interpret, opencl, cuda).
-  void selectBackend(const QString& backend);
-  QComboBox* backendBox() const { return backends_; }
+  BackendChoice backend() const { return backends_->choice(); }
+  void selectBackend(const QString& backend) { backends_->selectBackend(backend); }
+  BackendBox* backendBox() const { return backends_; }
   QPushButton* verifyButton() const { return verify_; }
   QPushButton* stopButton() const { return stop_; }
   QString stageText() const { return stage_->text(); }
@@ -30,11 +30,8 @@ class RunBar : public QWidget {
   void verifyRequested();
 
  private:
-  void fillBackends();
-
   WorkbenchController* controller_;
-  DeviceService* devices_;
-  QComboBox* backends_;
+  BackendBox* backends_;
   QPushButton* verify_;
   QPushButton* stop_;
   QProgressBar* progress_;

@@ -1,0 +1,36 @@
+#pragma once
+// Generation on core/generate: makeGenerator and runGeneration on a worker thread with a stop
+// token. The pipeline verifies each candidate as it arrives (nothing is verified twice); storing
+// is left to the workbench (databasePath unset), which keeps the session as the UI shows it.
+// A run that was stopped or replaced reports nothing more.
+
+#include <QThreadPool>
+#include <memory>
+#include <stop_token>
+
+#include "ui/generate/generation_controller.h"
+
+namespace crucible::ui {
+
+class PipelineGenerationController : public GenerationController {
+  Q_OBJECT
+ public:
+  explicit PipelineGenerationController(QObject* parent = nullptr);
+  ~PipelineGenerationController() override;  // stops what runs and waits for it
+
+  /// The synthesizer, the endpoints from Settings, and the embedded engine (unavailable until
+  /// crucible-model plugs in).
+  QVector<ModelOption> models() const override;
+  QStringList searchModes() const override;
+  void start(const GenerationRequest& request) override;
+  void stop() override;
+  bool running() const override { return current_ != 0; }
+
+ private:
+  QThreadPool pool_;
+  quint64 nextRun_ = 0;
+  quint64 current_ = 0;  // the run whose reports are shown; 0 when none
+  std::shared_ptr<std::stop_source> stop_;
+};
+
+}  // namespace crucible::ui
