@@ -62,7 +62,7 @@ class GenerationController : public QObject {
   void progress(const QString& message);
   void candidateArrived(const crucible::ui::GeneratedEntry& entry);
   void candidateVerified(int id, const crucible::Evaluation& evaluation);
-  void finished(const QString& summary);
+  void finished(const QString& summary);  // for the status line; also after stop()
   void failed(const QString& message);
 };
 

@@ -24,7 +24,7 @@ GeneratedEntry entryOf(const generate::CandidateResult& r) {
 
 QString summaryOf(const generate::GenerationResult& result) {
   const int n = static_cast<int>(result.candidates.size());
-  QString text = QObject::tr("%n candidate(s)", "", n);
+  QString text = QObject::tr("Done: %n candidate(s)", "", n);
   if (result.best) {
     const auto& best = result.candidates[*result.best];
     text += QObject::tr(", best #%1 at %2x")
@@ -122,8 +122,11 @@ void PipelineGenerationController::start(const GenerationRequest& request) {
               post([this, message] { emit progress(message); });
             }
           },
-          [&](int, const std::string& text) {
-            post([this, text = QString::fromStdString(text)] { emit tokens(text); });
+          [&](int index, const std::string& text) {
+            // Index -1 is a line of progress from a generator without tokens (the synthesizer).
+            QString piece = QString::fromStdString(text);
+            if (index < 0 && !piece.endsWith('\n')) piece += '\n';
+            post([this, piece] { emit tokens(piece); });
           });
       post([this, result = QString::fromStdString(result.generatorError),
             summary = summaryOf(result)] {
@@ -147,7 +150,7 @@ void PipelineGenerationController::stop() {
   if (!current_) return;
   if (stop_) stop_->request_stop();
   current_ = 0;
-  emit finished(tr("Stopped"));
+  emit finished(tr("Stopped: the candidates verified so far are kept"));
 }
 
 }  // namespace crucible::ui

@@ -80,7 +80,7 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
   connect(generator_, &GenerationController::candidateVerified, controller_,
           &WorkbenchController::setGeneratedEvaluation);
   connect(generator_, &GenerationController::finished, this, [this](const QString& summary) {
-    status_->setText(tr("Done: %1").arg(summary));
+    status_->setText(summary);
     setRunning(false);
   });
   connect(generator_, &GenerationController::failed, this, [this](const QString& message) {
