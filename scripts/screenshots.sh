@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Renders the workbench's main states (verified, incorrect, compare, sessions) under Xvfb into
-# docs/screenshots/ as small PNGs. Needs a configured build (scripts/setup.sh) and xvfb-run.
+# Renders the workbench's main states (verified, incorrect, compare, sessions, generated) under
+# Xvfb into docs/screenshots/ as small PNGs. Needs a configured build (scripts/setup.sh) and xvfb-run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

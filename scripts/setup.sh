@@ -3,7 +3,8 @@
 # when everything is already there.
 #
 #   scripts/setup.sh            set up and build
-#   scripts/setup.sh --run      ... then run the main job (verify the bundled example)
+#   scripts/setup.sh --run      ... then open the workbench on the bundled example (with a
+#                               display), else generate and verify candidates for it in the terminal
 #   scripts/setup.sh --test     ... then run every test (CTest: GoogleTest + pytest)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,8 +48,14 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 
 case "$mode" in
-  --run)  exec build/bin/crucible verify resources/examples/row_softmax/reference.py \
-                 resources/examples/row_softmax/candidate.py ;;
+  --run)
+    example=resources/examples/row_softmax/reference.py
+    if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+      exec build/bin/crucible-gui "$example"
+    fi
+    echo "setup: no display (\$DISPLAY and \$WAYLAND_DISPLAY are unset), so no workbench window;"
+    echo "setup: generating candidates for $example with the built-in synthesizer instead"
+    exec build/bin/crucible generate "$example" -n 2 ;;
   --test) exec ctest --preset default ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--run|--test]" >&2; exit 2 ;;
