@@ -84,8 +84,8 @@ void PipelineGenerationController::start(const GenerationRequest& request) {
         if (current_ == run) emitter();
       });
     };
+    QTemporaryDir dir;
     try {
-      QTemporaryDir dir;
       generate::GenerationRequest g;
       g.generate.referencePath = copyReference(dir, request);
       g.generate.referenceSource = request.referenceSource.toStdString();
@@ -138,7 +138,11 @@ void PipelineGenerationController::start(const GenerationRequest& request) {
         }
       });
     } catch (const std::exception& error) {
-      post([this, message = QString(error.what())] {
+      // A problem with the reference names the file the user opened, not the run's copy.
+      QString message = QString::fromUtf8(error.what());
+      message.replace(dir.filePath(QFileInfo(request.referencePath).fileName()),
+                      request.referencePath);
+      post([this, message] {
         current_ = 0;
         emit failed(message);
       });
