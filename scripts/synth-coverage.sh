@@ -2,7 +2,9 @@
 # The built-in synthesizer over the bundled level-1 and level-2 tasks: for each task, synthesize
 # (crucible synth), verify the first candidate (crucible verify), and print a table of task,
 # lowered?, verdict and speedup. Usage:
-#   scripts/synth-coverage.sh [--backend interpret|opencl|cuda] [--levels "1 2"] [--out DIR]
+#   scripts/synth-coverage.sh [--backend interpret|opencl|cuda] [--levels "1 2"] [--out DIR] [--shrink]
+# --shrink verifies copies of the tasks with their module-level size constants capped (batch 3,
+# height/width 12, channels 8, other sizes 48), so a CPU backend covers every task in minutes.
 # Needs a built build/bin/crucible. Candidates and verifier JSON are kept in DIR. TRIALS (default
 # 1), REPS (timed repetitions, default 10) and TIMEOUT (seconds per candidate) tune the verifier.
 set -u
@@ -10,12 +12,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${CRUCIBLE_BIN:-$here/build/bin/crucible}
 backend=interpret
 levels="1 2"
+shrink=0
 out=$(mktemp -d -t crucible-synth-coverage-XXXXXX)
 while [ $# -gt 0 ]; do
   case $1 in
     --backend) backend=$2; shift 2 ;;
     --levels) levels=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --shrink) shrink=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +34,23 @@ for level in $levels; do
     name=level$level/$(basename "$ref" .py)
     dir=$out/$name
     mkdir -p "$dir"
+    if [ "$shrink" = 1 ]; then
+      python3 - "$ref" "$dir/$(basename "$ref")" <<'PY'
+import re, sys
+caps = {"batch_size": 3, "height": 12, "width": 12, "channels": 8, "in_channels": 8,
+        "out_channels": 8}
+size_names = {"dim", "dim1", "dim2", "features", "in_features", "out_features", "seq_len",
+              "length", "m", "n", "k", "head_dim", "num_classes", "reduce_size"}
+def cap(match):
+    name, value = match.group(1), int(match.group(2))
+    limit = caps.get(name, 48 if name in size_names else None)
+    return f"{name} = {value if limit is None else min(value, limit)}"
+source = open(sys.argv[1], encoding="utf-8").read()
+open(sys.argv[2], "w", encoding="utf-8").write(
+    re.sub(r"^([a-z_0-9]+) = (\d+)$", cap, source, flags=re.M))
+PY
+      ref=$dir/$(basename "$ref")
+    fi
     total=$((total + 1))
     if ! "$bin" synth "$ref" -n 1 --backend "$backend" --out "$dir" > "$dir/synth.txt" 2>&1; then
       why=$(grep -m1 'cannot lower' "$dir/synth.txt" | sed 's/cannot lower: //')

@@ -47,7 +47,7 @@ def tolerance(t):
     return {torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1e-2)}.get(t.dtype, (1e-4, 1e-4))
 
 
-@pytest.mark.parametrize("mod", ["matmul", "random_kernels", "carried_pointers", "argreduce", "scan_trans"])
+@pytest.mark.parametrize("mod", ["matmul", "random_kernels", "carried_pointers", "argreduce", "scan_trans", "synth_style"])
 def test_kernels_match_interpreter_and_torch(mod, tmp_path):
     ours = run_module(mod, tmp_path, interpret=False)
     theirs = run_module(mod, tmp_path, interpret=True)
