@@ -65,6 +65,13 @@ TileMenu menuFor(const std::string& backend) {
             {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8)},
             {mm(64, 64, 32, 4), mm(128, 64, 32, 4), mm(64, 128, 32, 8), mm(32, 32, 32, 4)}};
   }
+  if (backend == "opencl") {
+    // One program is one OpenCL work-item on a CPU device: the cores are filled by programs, so
+    // blocks stay small enough that even small problems launch several of them.
+    return {{pw(1024, 4), pw(4096, 4), pw(256, 4), pw(16384, 8)},
+            {rw(4, 4), rw(1, 4), rw(16, 4), rw(64, 8)},
+            {mm(64, 64, 32, 4), mm(32, 32, 32, 4), mm(128, 128, 64, 8), mm(64, 32, 64, 4)}};
+  }
   return {{pw(16384, 8), pw(4096, 4), pw(1024, 4), pw(2048, 4)},
           {rw(64, 8), rw(16, 4), rw(4, 4), rw(1, 4)},
           {mm(128, 128, 64, 8), mm(64, 64, 32, 4), mm(32, 32, 32, 4), mm(64, 32, 64, 4)}};

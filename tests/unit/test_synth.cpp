@@ -159,6 +159,20 @@ TEST(SynthCodegen, WritesAModelNewThatReusesTheConstructorAndLaunchesOnly) {
   EXPECT_NE(r.candidates[0].plan.find("matmul [linear -> add -> relu]"), std::string::npos);
 }
 
+TEST(SynthCodegen, OpenclTilesAreSmallSoACpuDeviceRunsSeveralPrograms) {
+  // One program is one work-item on PoCL: the interpreter's few large programs would leave the
+  // cores idle, so the opencl menu starts from 64x64 products and 1024-element blocks.
+  SynthRequest request;
+  request.maxCandidates = 1;
+  request.backend = "opencl";
+  const SynthResult cl = synthesizeFromTrace(linearGraph(), source(), request, "ref.py");
+  ASSERT_EQ(cl.candidates.size(), 1u);
+  EXPECT_EQ(cl.candidates[0].label, "BLOCK=64x64x32 warps=4");
+  request.backend = "interpret";
+  const SynthResult interp = synthesizeFromTrace(linearGraph(), source(), request, "ref.py");
+  EXPECT_EQ(interp.candidates[0].label, "BLOCK=128x128x64 warps=8");
+}
+
 TEST(SynthCodegen, ADimensionThatIsNotAMultipleOfTheBatchIsUnsupported) {
   json g = linearGraph();
   g["alt_shapes"]["relu"] = {10, 32};

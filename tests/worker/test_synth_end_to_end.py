@@ -1,7 +1,9 @@
 """The built-in synthesizer end to end: `crucible synth` on bundled tasks (shrunk so the Triton
 interpreter runs them in seconds), then `crucible verify` on every candidate it wrote, which must
 come back verified. Covers a pointwise chain, a softmax, a layer norm, RMSNorm written in torch
-ops behind a linear layer, and a linear layer with a fused epilogue."""
+ops behind a linear layer, and a linear layer with a fused epilogue. The same on the opencl backend
+(Crucible's Triton-to-OpenCL compiler on PoCL, what `--backend auto` picks without a GPU) for a
+pointwise chain, a softmax, a layer norm, a linear epilogue and a conv2d."""
 import json
 import os
 import re
@@ -25,6 +27,11 @@ CASES = {
     "level2/3_Conv2d_ReLU_BiasAdd.py": ({"batch_size": 1, "height": 16, "width": 16}, 1),
 }
 
+OPENCL_CASES = ["level1/13_LeakyReLU.py", "level1/36_Softmax.py", "level1/21_LayerNorm.py",
+                "level2/1_Linear_BiasAdd_ReLU.py", "level2/3_Conv2d_ReLU_BiasAdd.py"]
+TCL_LIB = os.environ.get("CRUCIBLE_TCL_LIB",
+                         os.path.join(REPO, "build", "lib", "libcrucible_tcl.so"))
+
 
 def shrunk_task(tmp_path, task, constants):
     with open(os.path.join(TASKS, task), encoding="utf-8") as f:
@@ -37,14 +44,13 @@ def shrunk_task(tmp_path, task, constants):
     return path
 
 
-@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("task", sorted(CASES))
-def test_every_candidate_is_verified(tmp_path, task):
+def synthesize_and_verify(tmp_path, task, backend):
     constants, n = CASES[task]
     reference = shrunk_task(tmp_path, task, constants)
     out = tmp_path / "out"
     synth = subprocess.run([CRUCIBLE, "synth", str(reference), "-n", str(n), "--out", str(out),
-                            "--json"], capture_output=True, text=True, timeout=300)
+                            "--backend", backend, "--json"],
+                           capture_output=True, text=True, timeout=300)
     assert synth.returncode == 0, synth.stderr + synth.stdout
     result = json.loads(synth.stdout)
     assert result["unsupported"] == []
@@ -54,12 +60,25 @@ def test_every_candidate_is_verified(tmp_path, task):
         path = out / f"candidate_{k}.py"
         assert path.read_text() == candidate["code"]
         verify = subprocess.run([CRUCIBLE, "verify", str(reference), str(path),
-                                 "--backend", "interpret", "--no-db", "--json",
+                                 "--backend", backend, "--no-db", "--json",
                                  "--no-compile-baseline", "--trials", "1", "--reps", "1"],
                                 capture_output=True, text=True, timeout=300)
         evaluation = json.loads(verify.stdout)
         assert evaluation["verdict"] == "verified", (
             candidate["label"], evaluation.get("flags"), evaluation.get("error"), verify.stderr)
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("task", sorted(CASES))
+def test_every_candidate_is_verified(tmp_path, task):
+    synthesize_and_verify(tmp_path, task, "interpret")
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.skipif(not os.path.exists(TCL_LIB), reason="libcrucible_tcl is not built")
+@pytest.mark.parametrize("task", OPENCL_CASES)
+def test_every_candidate_is_verified_on_opencl(tmp_path, task):
+    synthesize_and_verify(tmp_path, task, "opencl")
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
