@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "app/crucible/cli_support.h"
 #include "app/crucible/commands.h"
 #include "app/crucible/interrupt.h"
 #include "core/synth/synthesizer.h"
@@ -20,8 +21,8 @@ constexpr const char* kSynthUsage =
     "\n"
     "options:\n"
     "  -n N              tilings to propose (default 4)\n"
-    "  --backend B       interpret | cuda | opencl: the tile choices are made for it\n"
-    "                    (default interpret)\n"
+    "  --backend B       auto | interpret | cuda | opencl: the tile choices are made for it\n"
+    "                    (default interpret; auto resolves as `crucible verify` does)\n"
     "  --out DIR         write candidate_K.py, plan_K.txt and graph.json into DIR\n"
     "  --json            print one JSON object: candidates [{label, plan, code}], unsupported,\n"
     "                    graph\n"
@@ -40,12 +41,8 @@ SynthOptions parse(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw BadInput(a + " needs a value");
-      return args[++i];
-    };
     if (a == "-n") {
-      const std::string& v = value();
+      const std::string& v = optionValue(args, i);
       try {
         std::size_t used = 0;
         o.request.maxCandidates = std::stoi(v, &used);
@@ -54,13 +51,15 @@ SynthOptions parse(const std::vector<std::string>& args) {
         throw BadInput("-n: '" + v + "' is not a whole number >= 1");
       }
     } else if (a == "--backend") {
-      o.request.backend = value();
-      if (o.request.backend != "interpret" && o.request.backend != "cuda" &&
-          o.request.backend != "opencl") {
-        throw BadInput("--backend: expected interpret, cuda or opencl");
+      // Only `auto` is resolved against this machine: writing candidates runs no kernel, so
+      // cuda tilings may be written here for a GPU machine.
+      const std::string& b = optionValue(args, i);
+      if (b != "auto" && b != "interpret" && b != "cuda" && b != "opencl") {
+        throw BadInput("--backend: expected auto, interpret, cuda or opencl");
       }
+      o.request.backend = b == "auto" ? resolveBackend(b) : b;
     } else if (a == "--out") {
-      o.outDir = value();
+      o.outDir = optionValue(args, i);
     } else if (a == "--json") {
       o.json = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -93,19 +92,8 @@ void writeOut(const std::string& dir, const synth::SynthResult& r) {
 }  // namespace
 
 int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      out << kSynthUsage;
-      return 0;
-    }
-  }
   SynthOptions o;
-  try {
-    o = parse(args);
-  } catch (const BadInput& e) {
-    err << "crucible synth: " << e.what() << "\n\n" << kSynthUsage;
-    return 2;
-  }
+  if (auto code = parseCommandLine(args, "synth", kSynthUsage, parse, o, out, err)) return *code;
   watchForInterrupt();
   synth::SynthResult result;
   try {

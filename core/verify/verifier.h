@@ -53,8 +53,9 @@ struct VerifyOutcome {
   std::string jobDir;  // when kept
 };
 
-/// Resolves `auto` (cuda when an NVIDIA GPU is visible, else interpret); throws BadInput for a
-/// backend that is unknown or not available here.
+/// Resolves `auto` (cuda when an NVIDIA GPU is visible, else opencl when an OpenCL driver and
+/// libcrucible_tcl are found, else interpret); throws BadInput for a backend that is unknown or
+/// not available here.
 std::string resolveBackend(const std::string& requested);
 
 /// Checks a reference without running it: Python's own parser (the static stage, a worker
