@@ -88,6 +88,8 @@ class Search {
   GenerationResult run() {
     verify_ = request_.verify;
     verify_.backend = resolveBackend(verify_.backend);  // BadInput before anything is generated
+    // Every candidate is checked against the same reference: run it once, not once per candidate.
+    if (!verify_.referenceCache) verify_.referenceCache = std::make_shared<ReferenceCache>(2);
     if (!findRewardPreset(verify_.rewardPreset)) {
       throw BadInput("unknown reward preset '" + verify_.rewardPreset + "'");
     }

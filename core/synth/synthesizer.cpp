@@ -138,21 +138,15 @@ SynthResult synthesizeFromTrace(const json& graphJson, const json& source,
 
 SynthResult synthesize(const SynthRequest& request, std::stop_token stop,
                        const std::function<void(const std::string&)>& progress) {
-  auto source = readFile(request.referencePath);
-  if (!source) throw BadInput(request.referencePath + ": cannot read the file");
   if (request.maxCandidates < 1) throw BadInput("-n must be at least 1");
-  const WorkerLocation worker = locateWorker();
-  if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
-
-  JobDir job({"src-ref", "trace"});
-  const fs::path refFile = job / "src-ref" / "reference.py";
-  writeFile(refFile, *source);
+  ReferenceJob job(request.referencePath, {"trace"});
   // The trace runs the reference on the CPU whatever the target backend: shapes are the same.
-  StageRunner runner(worker, job, "interpret", "", stop);
+  StageRunner runner(job.worker(), job.dir(), "interpret", "", stop);
   if (progress) progress("tracing " + request.referencePath);
-  auto stage = runner.run("trace", {{"reference_path", refFile.string()}, {"seed", request.seed}},
-                          job / "trace", {(job / "src-ref").string()}, {(job / "trace").string()},
-                          request.timeoutSeconds, std::nullopt);
+  auto stage = runner.run(
+      "trace", {{"reference_path", job.referenceFile().string()}, {"seed", request.seed}},
+      job / "trace", {(job / "src-ref").string()}, {(job / "trace").string()},
+      request.timeoutSeconds, std::nullopt);
   if (stage.execution.cancelled) throw std::runtime_error("cancelled");
   if (!stage.facts.is_object()) {
     const auto& x = stage.execution;

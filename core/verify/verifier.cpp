@@ -222,6 +222,57 @@ void report(const std::function<void(const VerifyProgress&)>& progress, const ch
   if (progress) progress({stage, message});
 }
 
+/// The reference stage: inputs, expected outputs and baseline times in the job's `inputs/` and
+/// `ref/`. With a cache, a run of the same reference and settings is copied in instead.
+json referenceRun(const VerifyRequest& request, const std::string& backend, const json& timing,
+                  const ReferenceJob& job, StageRunner& runner, std::uint64_t ram,
+                  const std::function<void(const VerifyProgress&)>& progress) {
+  std::string key;
+  if (request.referenceCache) {
+    key = ReferenceCache::keyFor(job.source(), {{"backend", backend},
+                                                {"opencl_device", request.openclDevice},
+                                                {"seed", request.seed},
+                                                {"trials", request.trials},
+                                                {"timing", timing}});
+    if (auto kept = request.referenceCache->restore(key, job.dir().root())) {
+      report(progress, "reference", "reusing this reference's earlier run (" + backend + ")");
+      return *kept;
+    }
+  }
+  report(progress, "reference", "running the reference (" + backend + ")");
+  json refJob = {{"reference_path", job.referenceFile().string()},
+                 {"out_dir", (job / "ref").string()},
+                 {"inputs_dir", (job / "inputs").string()},
+                 {"backend", backend},
+                 {"device", backend == "cuda" ? "cuda" : "cpu"},
+                 {"seed", request.seed},
+                 {"trials", request.trials},
+                 {"timing", timing},
+                 {"alt_batch", true}};
+  auto refStage = runner.run("reference", refJob, job / "ref", {(job / "src-ref").string()},
+                             {(job / "ref").string(), (job / "inputs").string()},
+                             std::max(600.0, request.timeoutSeconds), ram * 3 / 4);
+  if (refStage.execution.cancelled) throw std::runtime_error("cancelled");
+  if (!refStage.facts.is_object()) {
+    std::string why =
+        refStage.execution.timedOut ? "it did not finish in time"
+        : refStage.execution.memoryExceeded
+            ? "it exceeded the memory limit"
+            : "its process ended without reporting: " + tail(refStage.execution.stderrText);
+    throw BadInput(request.referencePath + ": the reference could not be run: " + why);
+  }
+  const json& refError = refStage.facts.value("error", json());
+  if (!refError.is_null()) {
+    if (refError.value("stage", "") == "infrastructure") {
+      throw std::runtime_error("the worker failed running the reference: " +
+                               refError.value("message", ""));
+    }
+    badReference(request.referencePath, refError);
+  }
+  if (request.referenceCache) request.referenceCache->keep(key, job.dir().root(), refStage.facts);
+  return refStage.facts;
+}
+
 }  // namespace
 
 std::string resolveBackend(const std::string& requested) {
@@ -240,16 +291,10 @@ std::string resolveBackend(const std::string& requested) {
 }
 
 void checkReference(const std::string& referencePath, std::stop_token stop) {
-  auto source = readFile(referencePath);
-  if (!source) throw BadInput(referencePath + ": cannot read the file");
-  const WorkerLocation worker = locateWorker();
-  if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
-  JobDir job({"src-ref", "static"});
-  const fs::path refFile = job / "src-ref" / "reference.py";
-  writeFile(refFile, *source);
-  StageRunner runner(worker, job, "interpret", "", stop);
+  ReferenceJob job(referencePath, {"static"});
+  StageRunner runner(job.worker(), job.dir(), "interpret", "", stop);
   auto staticStage = runner.run("static",
-                                {{"reference_path", refFile.string()},
+                                {{"reference_path", job.referenceFile().string()},
                                  {"reference_module", fs::path(referencePath).stem().string()}},
                                 job / "static", {(job / "src-ref").string()},
                                 {(job / "static").string()}, 60, 2 * kGiB);
@@ -269,8 +314,7 @@ VerifyOutcome verify(const VerifyRequest& request,
     throw BadInput("unknown reward preset '" + request.rewardPreset + "'");
   }
   if (request.trials < 1) throw BadInput("--trials must be at least 1");
-  auto referenceSource = readFile(request.referencePath);
-  if (!referenceSource) throw BadInput(request.referencePath + ": cannot read the file");
+  ReferenceJob job(request.referencePath, {"src-cand", "inputs", "ref", "cand", "static"});
   auto candidateSource =
       request.candidateText ? request.candidateText : readFile(request.candidatePath);
   if (!candidateSource) throw BadInput(request.candidatePath + ": cannot read the file");
@@ -279,14 +323,12 @@ VerifyOutcome verify(const VerifyRequest& request,
     throw BadInput(request.candidatePath +
                    ": a model response without a code block that defines ModelNew");
   }
-  outcome.referenceSource = *referenceSource;
+  outcome.referenceSource = job.source();
   outcome.candidateSource = *candidateSource;
   outcome.candidateCode = extracted->code;
   outcome.candidateFromResponse = extracted->fromResponse;
 
   const std::string backend = resolveBackend(request.backend);
-  const WorkerLocation worker = locateWorker();
-  if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
   std::string tclLibrary;
   if (backend == "opencl") {
     tclLibrary = locateTclLibrary();
@@ -297,17 +339,15 @@ VerifyOutcome verify(const VerifyRequest& request,
     }
   }
 
-  JobDir job({"src-ref", "src-cand", "inputs", "ref", "cand", "static"});
   if (request.keepJobDir) {
-    job.keep();
-    outcome.jobDir = job.root().string();
+    job.dir().keep();
+    outcome.jobDir = job.dir().root().string();
   }
-  const fs::path refFile = job / "src-ref" / "reference.py";
+  const fs::path refFile = job.referenceFile();
   const fs::path candFile = job / "src-cand" / "candidate.py";
-  writeFile(refFile, *referenceSource);
   writeFile(candFile, extracted->code);
 
-  StageRunner runner(worker, job, backend, tclLibrary, stop, request.openclDevice);
+  StageRunner runner(job.worker(), job.dir(), backend, tclLibrary, stop, request.openclDevice);
   const std::uint64_t ram = physicalMemory();
   const std::uint64_t candidateMemory =
       request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));
@@ -338,45 +378,16 @@ VerifyOutcome verify(const VerifyRequest& request,
                                !o.staticFacts.value("model_new_line", json()).is_null() &&
                                !o.staticFacts.value("kernels", json::array()).empty();
   if (staticallyValid) {
-    // Stage 2: the reference makes the inputs and the expected outputs.
-    report(progress, "reference", "running the reference (" + backend + ")");
+    // Stage 2: the reference makes the inputs and the expected outputs (or a kept run of it).
     const json timing = timingJob(request, backend);
-    json refJob = {{"reference_path", refFile.string()},
-                   {"out_dir", (job / "ref").string()},
-                   {"inputs_dir", (job / "inputs").string()},
-                   {"backend", backend},
-                   {"device", backend == "cuda" ? "cuda" : "cpu"},
-                   {"seed", request.seed},
-                   {"trials", request.trials},
-                   {"timing", timing},
-                   {"alt_batch", true}};
-    auto refStage = runner.run("reference", refJob, job / "ref", {(job / "src-ref").string()},
-                               {(job / "ref").string(), (job / "inputs").string()},
-                               std::max(600.0, request.timeoutSeconds), ram * 3 / 4);
-    if (refStage.execution.cancelled) throw std::runtime_error("cancelled");
-    if (!refStage.facts.is_object()) {
-      std::string why =
-          refStage.execution.timedOut ? "it did not finish in time"
-          : refStage.execution.memoryExceeded
-              ? "it exceeded the memory limit"
-              : "its process ended without reporting: " + tail(refStage.execution.stderrText);
-      throw BadInput(request.referencePath + ": the reference could not be run: " + why);
-    }
-    const json& refError = refStage.facts.value("error", json());
-    if (!refError.is_null()) {
-      if (refError.value("stage", "") == "infrastructure") {
-        throw std::runtime_error("the worker failed running the reference: " +
-                                 refError.value("message", ""));
-      }
-      badReference(request.referencePath, refError);
-    }
-    o.referenceFacts = refStage.facts;
-    facts["reference"] = refStage.facts;
+    const json refFacts = referenceRun(request, backend, timing, job, runner, ram, progress);
+    o.referenceFacts = refFacts;
+    facts["reference"] = refFacts;
 
     // Stage 3: the candidate, in its sandbox, without the reference or the expected outputs.
     report(progress, "candidate", "running the candidate (" + backend + ")");
     json candidateTiming = timing;
-    candidateTiming["check_reps"] = checkRepsFor(backend, refStage.facts);
+    candidateTiming["check_reps"] = checkRepsFor(backend, refFacts);
     json candJob = {
         {"candidate_path", candFile.string()},
         {"inputs_dir", (job / "inputs").string()},
@@ -401,7 +412,7 @@ VerifyOutcome verify(const VerifyRequest& request,
     facts["candidate_process"] = candStage.execution.toJson();
 
     report(progress, "judge", "comparing outputs and judging");
-    compareOutputs(job, request.trials, request.tolerances, o);
+    compareOutputs(job.dir(), request.trials, request.tolerances, o);
   }
 
   Evaluation& e = outcome.evaluation;

@@ -4,13 +4,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <stop_token>
 #include <string>
 
+#include "core/verify/bad_input.h"
 #include "core/verify/compare.h"
 #include "core/verify/evaluation.h"
+#include "core/verify/reference_cache.h"
 
 namespace crucible {
 
@@ -32,11 +34,9 @@ struct VerifyRequest {
   std::optional<std::uint64_t> memoryLimitBytes;  // default: min(8 GiB, 60% of RAM)
   bool keepJobDir = false;                        // for debugging the harness
   std::string openclDevice;  // opencl: substring of the device name to run on; "" = the first
-};
-
-/// Bad usage or a bad reference: the CLI exits with 2 and prints `what()` (file:line: ...).
-class BadInput : public std::runtime_error {
-  using std::runtime_error::runtime_error;
+  // Shared by the candidates of one task (generation, benchmarks): the reference stage runs once
+  // and later candidates reuse its inputs, expected outputs and baseline times. Null: run it.
+  std::shared_ptr<ReferenceCache> referenceCache;
 };
 
 struct VerifyProgress {

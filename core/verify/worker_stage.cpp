@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/verify/bad_input.h"
 #include "core/verify/channel_auth.h"
 
 namespace crucible {
@@ -71,6 +72,35 @@ void writeFile(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+namespace {
+
+std::string readReference(const std::string& path) {
+  auto source = readFile(path);
+  if (!source) throw BadInput(path + ": cannot read the file");
+  return std::move(*source);
+}
+
+WorkerLocation locateWorkerOrThrow() {
+  WorkerLocation worker = locateWorker();
+  if (!worker.problem.empty()) throw std::runtime_error(worker.problem);
+  return worker;
+}
+
+std::vector<std::string> withSourceFolder(std::vector<std::string> subfolders) {
+  subfolders.insert(subfolders.begin(), "src-ref");
+  return subfolders;
+}
+
+}  // namespace
+
+ReferenceJob::ReferenceJob(const std::string& referencePath, std::vector<std::string> subfolders)
+    : source_(readReference(referencePath)),
+      worker_(locateWorkerOrThrow()),
+      job_(withSourceFolder(std::move(subfolders))),
+      referenceFile_(job_ / "src-ref" / "reference.py") {
+  writeFile(referenceFile_, source_);
 }
 
 StageRunner::StageRunner(const WorkerLocation& worker, const JobDir& job, std::string backend,

@@ -38,6 +38,28 @@ class JobDir {
 /// Writes `text` to `path`; throws std::runtime_error when it cannot.
 void writeFile(const std::filesystem::path& path, const std::string& text);
 
+/// How every job on a reference starts: the file read, the worker found, a private job folder
+/// with `subfolders` and the reference copied to `src-ref/reference.py` (the only copy stages
+/// see). Throws BadInput when the file cannot be read, std::runtime_error when the worker is
+/// missing.
+class ReferenceJob {
+ public:
+  ReferenceJob(const std::string& referencePath, std::vector<std::string> subfolders);
+
+  const std::string& source() const { return source_; }
+  const WorkerLocation& worker() const { return worker_; }
+  JobDir& dir() { return job_; }
+  const JobDir& dir() const { return job_; }
+  std::filesystem::path operator/(const char* sub) const { return job_ / sub; }
+  const std::filesystem::path& referenceFile() const { return referenceFile_; }
+
+ private:
+  std::string source_;
+  WorkerLocation worker_;
+  JobDir job_;
+  std::filesystem::path referenceFile_;
+};
+
 struct StageResult {
   proc::ExecutionResult execution;
   nlohmann::json facts;           // null when the stage reported nothing

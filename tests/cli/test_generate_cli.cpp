@@ -228,11 +228,18 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
   }
   ASSERT_FALSE(result["best"].is_null());
   EXPECT_TRUE(fs::exists(out / "kernel.py"));
+
   const json session = storedSession(db, result["session"]);
   ASSERT_EQ(session["candidates"].size(), 2u);
   EXPECT_NE(session["candidates"][0]["code"].get<std::string>().find("@triton.jit"),
             std::string::npos);
   EXPECT_FALSE(session["candidates"][0]["plan"].get<std::string>().empty());
+  // The reference ran once: both candidates are timed against the same baseline run.
+  const auto referenceMs = [&](int i) {
+    return session["candidates"][i]["evaluations"][0]["evaluation"]["timing"]["reference_ms"];
+  };
+  EXPECT_TRUE(referenceMs(0).is_number()) << session.dump();
+  EXPECT_EQ(referenceMs(0), referenceMs(1));
 
   // It does not refine and reads no prompt: both are usage errors, not silent no-ops.
   EXPECT_EQ(generate({kReference, "--search", "refine", "--rounds", "2", "--no-db"}).exitCode, 2);

@@ -1,0 +1,106 @@
+#include "core/verify/reference_cache.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "core/store/sha256.h"
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFolders[] = {"ref", "inputs"};
+
+std::uintmax_t bytesUnder(const fs::path& dir) {
+  std::uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+/// Copies `from/<folder>` to `to/<folder>` for the cached folders; false on any failure.
+bool copyFolders(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  for (const char* folder : kFolders) {
+    fs::create_directories(to / folder, ec);
+    if (ec) return false;
+    fs::copy(from / folder, to / folder,
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+    if (ec) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ReferenceCache::ReferenceCache(std::size_t maxEntries, std::uintmax_t maxEntryBytes)
+    : maxEntries_(maxEntries), maxEntryBytes_(maxEntryBytes) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/crucible-refcache-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a folder for the reference cache in " + pattern);
+  }
+  root_ = pattern;
+}
+
+ReferenceCache::~ReferenceCache() {
+  std::error_code ec;
+  fs::remove_all(root_, ec);
+}
+
+std::string ReferenceCache::keyFor(const std::string& referenceSource, const json& settings) {
+  return store::sha256Hex(store::sha256Hex(referenceSource) + "\n" + settings.dump());
+}
+
+std::optional<json> ReferenceCache::restore(const std::string& key, const fs::path& jobRoot) {
+  std::lock_guard lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->key != key) continue;
+    if (!copyFolders(it->dir, jobRoot)) return std::nullopt;
+    entries_.splice(entries_.begin(), entries_, it);
+    ++hits_;
+    return entries_.front().facts;
+  }
+  return std::nullopt;
+}
+
+void ReferenceCache::keep(const std::string& key, const fs::path& jobRoot, const json& facts) {
+  std::uintmax_t bytes = 0;
+  for (const char* folder : kFolders) bytes += bytesUnder(jobRoot / folder);
+  if (bytes > maxEntryBytes_) return;  // too big to copy around cheaply: run it again instead
+
+  std::lock_guard lock(mutex_);
+  for (const auto& e : entries_) {
+    if (e.key == key) return;  // another thread kept the same run first
+  }
+  const fs::path dir = root_ / std::to_string(serial_++);
+  if (!copyFolders(jobRoot, dir)) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return;
+  }
+  entries_.push_front({key, dir, facts});
+  while (entries_.size() > maxEntries_) {
+    std::error_code ec;
+    fs::remove_all(entries_.back().dir, ec);
+    entries_.pop_back();
+  }
+}
+
+std::size_t ReferenceCache::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::size_t ReferenceCache::hits() const {
+  std::lock_guard lock(mutex_);
+  return hits_;
+}
+
+}  // namespace crucible

@@ -1,0 +1,63 @@
+#pragma once
+// The reference stage's results kept across candidates of one task. Generation and benchmarks
+// verify many candidates against the same reference; running the reference again for each costs
+// seconds (5-10 s on the interpreter) and gives each candidate a slightly different baseline
+// time. With a cache the reference runs once per (reference text, backend, device, seed, trials,
+// timing settings), and every candidate of the task is timed against the same baseline, as
+// KernelBench does with its cached baseline times.
+//
+// Entries are copies of the job's `ref/` and `inputs/` folders in a private folder, copied back
+// into each new job: a candidate that mutates its inputs (the unsandboxed GPU machine allows
+// it) changes only its own job's copy, never the cache.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <list>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace crucible {
+
+class ReferenceCache {
+ public:
+  /// Keeps at most `maxEntries` runs and skips runs whose files exceed `maxEntryBytes`.
+  explicit ReferenceCache(std::size_t maxEntries = 8,
+                          std::uintmax_t maxEntryBytes = std::uintmax_t{2} << 30);
+  ~ReferenceCache();
+  ReferenceCache(const ReferenceCache&) = delete;
+  ReferenceCache& operator=(const ReferenceCache&) = delete;
+
+  /// The key of one reference run: a digest of everything the run depends on.
+  static std::string keyFor(const std::string& referenceSource, const nlohmann::json& settings);
+
+  /// Copies a kept run's folders into `jobRoot` (its `ref/` and `inputs/`) and returns its
+  /// facts; nullopt when there is none (or it could not be copied).
+  std::optional<nlohmann::json> restore(const std::string& key,
+                                        const std::filesystem::path& jobRoot);
+
+  /// Keeps the run in `jobRoot` under `key`, evicting the oldest run beyond the limit.
+  void keep(const std::string& key, const std::filesystem::path& jobRoot,
+            const nlohmann::json& facts);
+
+  std::size_t size() const;
+  std::size_t hits() const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::filesystem::path dir;
+    nlohmann::json facts;
+  };
+  std::filesystem::path root_;
+  std::size_t maxEntries_;
+  std::uintmax_t maxEntryBytes_;
+  mutable std::mutex mutex_;
+  std::list<Entry> entries_;  // most recently used first
+  std::size_t hits_ = 0;
+  std::size_t serial_ = 0;
+};
+
+}  // namespace crucible
