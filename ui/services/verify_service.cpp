@@ -4,7 +4,8 @@
 
 namespace crucible::ui {
 
-VerifyService::VerifyService(QObject* parent) : QObject(parent) {
+VerifyService::VerifyService(QObject* parent)
+    : QObject(parent), referenceCache_(std::make_shared<ReferenceCache>(4)) {
   pool_.setMaxThreadCount(2);  // a verification and a reference check side by side
 }
 
@@ -13,8 +14,11 @@ VerifyService::~VerifyService() {
   pool_.waitForDone();
 }
 
-quint64 VerifyService::start(const VerifyRequest& request, int candidateKey) {
+quint64 VerifyService::start(const VerifyRequest& given, int candidateKey) {
   if (busy()) stop();
+  VerifyRequest request = given;
+  // Candidates of the same reference (and settings) share one reference run.
+  if (!request.referenceCache) request.referenceCache = referenceCache_;
   const quint64 token = ++nextToken_;
   running_ = token;
   runningKey_ = candidateKey;

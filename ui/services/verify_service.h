@@ -43,6 +43,7 @@ class VerifyService : public QObject {
   int runningKey_ = -1;
   std::shared_ptr<std::stop_source> stop_;
   quint64 referenceToken_ = 0;
+  std::shared_ptr<ReferenceCache> referenceCache_;  // kept for the window's life
 };
 
 }  // namespace crucible::ui
