@@ -244,35 +244,93 @@ NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
       init = "((" + ct + ")" + init + ")";
     }
   }
+  auto combine = [&](const std::string& acc, const std::string& v) {
+    if (kind == "sum")
+      return isFloat(t) ? roundTo(t, acc + " + " + v)
+                        : (wrapsSigned(t) ? "tcl_add_" + ct + "(" + acc + ", " + v + ")"
+                                          : acc + " + " + v);
+    return std::string(isFloat(t) ? "f" : "") + (kind == "max" ? "max(" : "min(") + acc + ", " + v +
+           ")";
+  };
   std::string r = fresh("r");
   Type outType{t, false, outShape};
+  Op outOp = outShape.empty() ? Op::Var : Op::Array;
   if (outShape.empty())
     line() << ct << " " << r << ";\n";
   else
     line() << ct << " " << r << "[" << numel(outShape) << "];\n";
+
+  // Reducing a leading axis: the reduced index outermost, every output element updated in
+  // turn, so the innermost loop runs along the kept (contiguous) last dim and vectorizes. Each
+  // element still sees its inputs in order, as the sequential loop does.
+  if (axis + 1 < static_cast<int>(in->type.shape.size())) {
+    auto idx = openLoops(outShape);
+    line() << r << "[" << linear(outShape, idx) << "] = " << init << ";\n";
+    closeLoops(idx.size());
+    std::string k = fresh("k");
+    line() << "for (int " << k << " = 0; " << k << " < " << len << "; ++" << k << ") {\n";
+    ++indent_;
+    idx = openLoops(outShape);
+    auto inIdx = idx;
+    inIdx.insert(inIdx.begin() + axis, k);
+    std::string at = r + "[" + linear(outShape, idx) + "]";
+    line() << at << " = " << combine(at, expr(in, inIdx)) << ";\n";
+    closeLoops(idx.size());
+    --indent_;
+    line() << "}\n";
+    return makeNode(outOp, outType, {}, r);
+  }
+
   auto idx = openLoops(outShape);
   std::string acc = fresh("acc"), k = fresh("k");
+  // Along the last axis: kLanes interleaved partial results (lane l takes elements l, l+16,
+  // ...) combined pairwise at the end, so the loop over lanes vectorizes (a sequential float
+  // chain cannot be reordered by the OpenCL compiler). Triton reduces in a tree too; the
+  // interpreter's numpy sums pairwise. fp16/bf16 sums round after every addition and stay
+  // sequential.
+  constexpr int64_t kLanes = 16;
+  bool lanes = len % kLanes == 0 && len >= 2 * kLanes &&
+               (kind != "sum" || t == DType::FP32 || t == DType::FP64 || !isFloat(t));
+  if (lanes) {
+    std::string part = fresh("part"), l = fresh("l");
+    line() << ct << " " << part << "[" << kLanes << "];\n";
+    line() << "for (int " << l << " = 0; " << l << " < " << kLanes << "; ++" << l << ") " << part
+           << "[" << l << "] = " << init << ";\n";
+    line() << "for (int " << k << " = 0; " << k << " < " << len << "; " << k << " += " << kLanes
+           << ") {\n";
+    ++indent_;
+    line() << "for (int " << l << " = 0; " << l << " < " << kLanes << "; ++" << l << ") {\n";
+    ++indent_;
+    auto inIdx = idx;
+    inIdx.insert(inIdx.begin() + axis, "(" + k + " + " + l + ")");
+    std::string at = part + "[" + l + "]";
+    line() << at << " = " << combine(at, expr(in, inIdx)) << ";\n";
+    --indent_;
+    line() << "}\n";
+    --indent_;
+    line() << "}\n";
+    for (int64_t w = kLanes / 2; w >= 1; w /= 2)
+      line() << "for (int " << l << " = 0; " << l << " < " << w << "; ++" << l << ") " << part
+             << "[" << l << "] = "
+             << combine(part + "[" + l + "]", part + "[" + l + " + " + std::to_string(w) + "]")
+             << ";\n";
+    line() << r << (outShape.empty() ? "" : "[" + linear(outShape, idx) + "]") << " = " << part
+           << "[0];\n";
+    closeLoops(idx.size());
+    return makeNode(outOp, outType, {}, r);
+  }
   line() << ct << " " << acc << " = " << init << ";\n";
   line() << "for (int " << k << " = 0; " << k << " < " << len << "; ++" << k << ") {\n";
   ++indent_;
   auto inIdx = idx;
   inIdx.insert(inIdx.begin() + axis, k);
-  std::string v = expr(in, inIdx);
-  std::string c;
-  if (kind == "sum")
-    c = isFloat(t)
-            ? roundTo(t, acc + " + " + v)
-            : (wrapsSigned(t) ? "tcl_add_" + ct + "(" + acc + ", " + v + ")" : acc + " + " + v);
-  else
-    c = std::string(isFloat(t) ? "f" : "") + (kind == "max" ? "max(" : "min(") + acc + ", " + v +
-        ")";
-  line() << acc << " = " << c << ";\n";
+  line() << acc << " = " << combine(acc, expr(in, inIdx)) << ";\n";
   --indent_;
   line() << "}\n";
   line() << r << (outShape.empty() ? "" : "[" + linear(outShape, idx) + "]") << " = " << acc
          << ";\n";
   closeLoops(idx.size());
-  return makeNode(outShape.empty() ? Op::Var : Op::Array, outType, {}, r);
+  return makeNode(outOp, outType, {}, r);
 }
 
 NodeP Codegen::cumsum(const NodeP& in, int axis, bool reverse) {

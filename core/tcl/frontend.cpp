@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "core/tcl/lookahead.h"
+
 namespace crucible::tcl {
 namespace {
 
@@ -947,16 +949,32 @@ class Frontend {
       fail("tl.store: value shape " + shapeString(v->type.shape) +
            " does not fit the pointer block " + shapeString(p->type.shape));
     // Loads not yet evaluated must read memory as it was before this store.
-    materializePendingLoads();
+    materializePendingLoads(true);
     cg_.store(p, broadcastTo(v, s), m ? broadcastTo(m, s) : nullptr);
   }
 
-  void materializePendingLoads() {
-    for (auto& frame : frames_)
-      for (auto& [name, v] : frame)
+  /// Evaluates the named blocks that still contain loads and that later statements may read
+  /// (a dead name costs nothing). At a bare tl.store its own operands are already evaluated.
+  void materializePendingLoads(bool atStore = false) {
+    for (size_t f = 0; f < frames_.size(); ++f) {
+      std::set<std::string> live = ahead_.namesAhead(f, atStore && ahead_.currentIsCallOf("store"));
+      for (auto& [name, v] : frames_[f])
         if (v.kind == Value::Tensor && v.node->hasLoad && v.node->op != Op::Array &&
-            v.node->op != Op::Var)
+            v.node->op != Op::Var && live.count(name))
           v.node = cg_.materialize(v.node);
+    }
+  }
+
+  /// Whether evaluating `n` per element costs more than a few instructions (a transcendental
+  /// or a prelude call), so that a block read twice is better computed once.
+  static bool costly(const NodeP& n, std::set<const Node*>& seen) {
+    if (!n || !seen.insert(n.get()).second) return false;
+    static const std::set<std::string> cheap = {"-",    "~",     "not",   "abs",   "floor",
+                                                "ceil", "trunc", "isnan", "isinf", "signbit"};
+    if (n->op == Op::Call || (n->op == Op::Unary && !cheap.count(n->name))) return true;
+    for (const auto& o : n->ops)
+      if (costly(o, seen)) return true;
+    return false;
   }
 
   Value callJit(const std::string& fname, const Args& args) {
@@ -1166,7 +1184,11 @@ class Frontend {
   // ---- statements --------------------------------------------------------------------------
 
   void execBlock(const json& body) {
-    for (const auto& s : body) exec(s);
+    LookaheadScope scope(ahead_, body, frames_.size() - 1);
+    for (size_t i = 0; i < body.size(); ++i) {
+      ahead_.at(i);
+      exec(body[i]);
+    }
   }
 
   void bind(const json& target, const Value& v) {
@@ -1174,9 +1196,16 @@ class Frontend {
     if (t == "Name") {
       // A named scalar is computed once, here (index math such as program ids would otherwise
       // be recomputed inside every loop that uses it); blocks stay lazy so chains fuse.
+      // An expensive block that later statements read twice or more (softmax's exp, used by
+      // the sum and the store) is computed once into storage too.
       Value bound = v;
       if (v.kind == Value::Tensor && v.node->type.shape.empty() && v.node->op != Op::Var &&
           v.node->op != Op::ConstInt && v.node->op != Op::ConstFloat)
+        bound.node = cg_.materialize(v.node);
+      std::set<const Node*> seen;
+      if (v.kind == Value::Tensor && !v.node->type.shape.empty() && !v.node->type.pointer &&
+          v.node->op != Op::Array && costly(v.node, seen) &&
+          ahead_.readsAhead(frames_.size() - 1, target.at("id")) >= 2)
         bound.node = cg_.materialize(v.node);
       frames_.back()[target.at("id")] = bound;
       return;
@@ -1489,6 +1518,7 @@ class Frontend {
   const json& spec_;
   Codegen cg_;
   std::vector<Scope> frames_;
+  Lookahead ahead_;  // the statements still to compile, per frame
   int line_ = 0;
   int depth_ = 0;  // nesting of runtime control flow
   bool inKernel_ = false;

@@ -1,0 +1,111 @@
+#include "core/tcl/lookahead.h"
+
+namespace crucible::tcl {
+
+using nlohmann::json;
+
+void Lookahead::enter(const json& body, size_t frame) {
+  stack_.push_back({&body, 0, frame});
+}
+
+void Lookahead::leave() {
+  stack_.pop_back();
+}
+
+void Lookahead::at(size_t index) {
+  stack_.back().index = index;
+}
+
+const Lookahead::Mentions& Lookahead::mentions(const json& stmt) const {
+  auto it = cache_.find(&stmt);
+  if (it != cache_.end()) return it->second;
+  Mentions out;
+  std::vector<const json*> todo{&stmt};
+  while (!todo.empty()) {
+    const json* n = todo.back();
+    todo.pop_back();
+    if (n->is_object()) {
+      auto t = n->find("_type");
+      if (t != n->end() && *t == "Name") {
+        std::string id = n->at("id");
+        ++out.any[id];
+        auto ctx = n->find("ctx");
+        if (ctx == n->end() || !ctx->is_object() || ctx->value("_type", "") != "Store")
+          ++out.reads[id];
+      }
+      if (t != n->end() && *t == "AugAssign" && n->at("target").at("_type") == "Name")
+        ++out.reads[n->at("target").at("id").get<std::string>()];  // x += ... reads x
+      for (const auto& [_, v] : n->items())
+        if (v.is_structured()) todo.push_back(&v);
+    } else if (n->is_array()) {
+      for (const auto& v : *n) todo.push_back(&v);
+    }
+  }
+  return cache_.emplace(&stmt, std::move(out)).first->second;
+}
+
+template <class F>
+void Lookahead::forEachAhead(size_t frame, bool pastCurrent, F&& f) const {
+  for (size_t b = 0; b < stack_.size(); ++b) {
+    const Pos& p = stack_[b];
+    if (p.frame != frame) continue;
+    size_t from = p.index + (pastCurrent && b + 1 == stack_.size() ? 1 : 0);
+    for (size_t i = from; i < p.body->size(); ++i) f(mentions((*p.body)[i]));
+  }
+}
+
+std::set<std::string> Lookahead::namesAhead(size_t frame, bool pastCurrent) const {
+  std::set<std::string> names;
+  forEachAhead(frame, pastCurrent, [&](const Mentions& m) {
+    for (const auto& [n, _] : m.any) names.insert(n);
+  });
+  return names;
+}
+
+int Lookahead::readsAhead(size_t frame, const std::string& name) const {
+  int count = 0;
+  auto readsIn = [&](const json& stmt) {
+    const auto& r = mentions(stmt).reads;
+    auto it = r.find(name);
+    return it == r.end() ? 0 : it->second;
+  };
+  // In the innermost body, a later plain assignment to the name ends what reads this value:
+  // every statement after it sees the new one.
+  if (!stack_.empty() && stack_.back().frame == frame) {
+    const Pos& p = stack_.back();
+    for (size_t i = p.index + 1; i < p.body->size(); ++i) {
+      const json& st = (*p.body)[i];
+      count += readsIn(st);
+      if (assignsName(st, name)) return count;
+    }
+  }
+  for (size_t b = 0; b + 1 < stack_.size(); ++b) {
+    const Pos& p = stack_[b];
+    if (p.frame != frame) continue;
+    for (size_t i = p.index; i < p.body->size(); ++i) count += readsIn((*p.body)[i]);
+  }
+  return count;
+}
+
+bool Lookahead::assignsName(const json& stmt, const std::string& name) {
+  const std::string& t = stmt.at("_type");
+  auto is = [&](const json& target) {
+    return target.at("_type") == "Name" && target.at("id") == name;
+  };
+  if (t == "Assign")
+    for (const auto& target : stmt.at("targets"))
+      if (is(target)) return true;
+  return t == "AnnAssign" && is(stmt.at("target")) && !stmt.at("value").is_null();
+}
+
+bool Lookahead::currentIsCallOf(const std::string& fn) const {
+  if (stack_.empty()) return false;
+  const Pos& p = stack_.back();
+  const json& s = (*p.body)[p.index];
+  if (s.at("_type") != "Expr" || s.at("value").at("_type") != "Call") return false;
+  const json& f = s.at("value").at("func");
+  if (f.at("_type") == "Attribute") return f.at("attr") == fn;
+  return f.at("_type") == "Name" && f.at("id") == fn;
+}
+
+}  // namespace crucible::tcl
