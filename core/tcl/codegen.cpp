@@ -397,7 +397,7 @@ std::pair<NodeP, NodeP> Codegen::argReduce(bool isMax, const NodeP& in, int axis
           makeNode(op, Type{DType::I32, false, outShape}, {}, ri)};
 }
 
-NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT) {
+NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT, bool inPlace) {
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
   const std::string ct = computeCType(accT);
   // Tiles in the accumulation type: A transposed (k-major, so a k step reads MR consecutive
@@ -417,7 +417,11 @@ NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT)
            << ");\n";
     closeLoops(idx.size());
   }
-  line() << ct << " " << c << "[" << M * N << "];\n";
+  inPlace = inPlace && acc && acc->op == Op::Array && acc->type.dtype == accT;
+  if (inPlace)
+    c = acc->name;
+  else
+    line() << ct << " " << c << "[" << M * N << "];\n";
   // Where the micro-kernel reads its starting values: the accumulator's own array, a copy of
   // an expression, or zeros.
   std::string src;
@@ -487,6 +491,7 @@ NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT)
   line() << "}\n";
   --indent_;
   line() << "}\n";
+  if (inPlace) return acc;
   return makeNode(Op::Array, Type{accT, false, {M, N}}, {}, c);
 }
 
@@ -516,13 +521,24 @@ void Codegen::beginIf(const NodeP& cond) {
 
 void Codegen::beginElse() {
   --indent_;
+  dropSubstitutions();
   line() << "} else {\n";
   ++indent_;
 }
 
 void Codegen::end() {
   --indent_;
+  dropSubstitutions();
   line() << "}\n";
+}
+
+void Codegen::substitute(const NodeP& from, const NodeP& to) {
+  subst_[from.get()] = {from, to, indent_};
+}
+
+void Codegen::dropSubstitutions() {
+  for (auto it = subst_.begin(); it != subst_.end();)
+    it = it->second.indent > indent_ ? subst_.erase(it) : std::next(it);
 }
 
 void Codegen::earlyReturn() {
@@ -581,6 +597,8 @@ std::string Codegen::unary(const Node& n, const std::string& a) const {
 }
 
 std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) {
+  if (!subst_.empty())
+    if (auto it = subst_.find(np.get()); it != subst_.end()) return expr(it->second.to, idx);
   const Node& n = *np;
   switch (n.op) {
     case Op::ConstInt:

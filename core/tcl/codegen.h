@@ -3,6 +3,7 @@
 // are emitted as loop nests with literal bounds over fused expressions (one program = one
 // work-group of one work-item, research notes §5.2).
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -43,8 +44,14 @@ class Codegen {
   std::pair<NodeP, NodeP> argReduce(bool isMax, const NodeP& in, int axis);
   /// tl.dot: a [M, K] times b [K, N] accumulated in `accT` (fp32, fp64 or i32) on top of `acc`
   /// ([M, N] in accT, or null for zeros). Packs both operands into private tiles, then runs a
-  /// register-blocked micro-kernel (rows x vectors of columns, fma per k).
-  NodeP dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT);
+  /// register-blocked micro-kernel (rows x vectors of columns, fma per k). With `inPlace`
+  /// (acc an Array in accT whose old value nothing reads again) the result overwrites acc's
+  /// storage and acc is returned.
+  NodeP dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT, bool inPlace = false);
+
+  /// Until the C block now open closes, `from` is read from `to` (storage of the same shape
+  /// holding its value) wherever an expression contains it.
+  void substitute(const NodeP& from, const NodeP& to);
 
   void beginFor(const NodeP& var, const NodeP& lb, const NodeP& ub, const NodeP& step,
                 int stepSign);
@@ -72,11 +79,17 @@ class Codegen {
   std::string binary(const Node& n, const std::string& a, const std::string& b) const;
   std::string unary(const Node& n, const std::string& a) const;
   std::string roundTo(DType t, const std::string& e) const;
+  void dropSubstitutions();  // those declared in blocks that have closed
 
   std::string kernelName_;
   std::vector<Param> params_;
   std::ostringstream body_;
   int indent_ = 1;
+  struct Substitution {
+    NodeP from, to;
+    int indent;  // the C block it was declared in
+  };
+  std::map<const Node*, Substitution> subst_;
   int counter_ = 0;
 };
 

@@ -562,8 +562,46 @@ class Frontend {
       outT = acc->type.dtype;
       acc = broadcastTo(castTo(acc, accT), outShape);
     }
-    NodeP r = cg_.dot(a, b, acc, accT);
+    NodeP r = cg_.dot(a, b, acc, accT, acc && accUpdatedInPlace(acc, accT));
     return Value::tensor(castTo(r, outT));
+  }
+
+  /// Whether tl.dot may write its result over the accumulator's own storage: the statement is
+  /// `acc = tl.dot(a, b, acc)`, `acc = acc + tl.dot(a, b)` or `acc += tl.dot(a, b)`, reading
+  /// `acc` nowhere else, and no other name or pending block refers to that storage. A K loop
+  /// then updates its carried accumulator without a copy per iteration.
+  bool accUpdatedInPlace(const NodeP& acc, DType accT) {
+    if (acc->op != Op::Array || acc->type.dtype != accT) return false;
+    const json* st = ahead_.current();
+    if (!st) return false;
+    const std::string& t = st->at("_type");
+    const json* target = t == "Assign" && st->at("targets").size() == 1 ? &st->at("targets")[0]
+                         : t == "AugAssign"                             ? &st->at("target")
+                                                                        : nullptr;
+    if (!target || target->at("_type") != "Name") return false;
+    const std::string& name = target->at("id");
+    auto it = frames_.back().find(name);
+    if (it == frames_.back().end() || it->second.kind != Value::Tensor || it->second.node != acc)
+      return false;
+    if (ahead_.mentionsInCurrent(name) != (t == "Assign" ? 2 : 1)) return false;
+    std::set<const Node*> seen;
+    std::function<bool(const NodeP&)> refers = [&](const NodeP& n) {
+      if (!n || !seen.insert(n.get()).second) return false;
+      if (n->op == Op::Array && n->name == acc->name) return true;
+      for (const auto& o : n->ops)
+        if (refers(o)) return true;
+      return false;
+    };
+    std::function<bool(const Value&)> refersValue = [&](const Value& v) {
+      if (v.kind == Value::Tensor) return refers(v.node);
+      for (const auto& item : v.items)
+        if (refersValue(item)) return true;
+      return false;
+    };
+    for (size_t f = 0; f < frames_.size(); ++f)
+      for (const auto& [n, v] : frames_[f])
+        if (!(f + 1 == frames_.size() && n == name) && refersValue(v)) return false;
+    return true;
   }
 
   /// tl.rand / randn / randint and their 4x forms: Triton's Philox (n_rounds, default 10) on
@@ -965,17 +1003,46 @@ class Frontend {
     }
   }
 
-  /// Whether evaluating `n` per element costs more than a few instructions (a transcendental
-  /// or a prelude call), so that a block read twice is better computed once.
-  static bool costly(const NodeP& n, std::set<const Node*>& seen) {
-    if (!n || !seen.insert(n.get()).second) return false;
-    static const std::set<std::string> cheap = {"-",    "~",     "not",   "abs",   "floor",
-                                                "ceil", "trunc", "isnan", "isinf", "signbit"};
-    if (n->op == Op::Call || (n->op == Op::Unary && !cheap.count(n->name))) return true;
+  /// Whether computing `n`'s values (its loads' addresses aside) costs more than a few
+  /// instructions per element (a transcendental or a prelude call), so that a block read twice
+  /// is better computed once.
+  static bool costlyValue(const NodeP& n, std::set<const Node*>& seen) {
+    if (!n || !seen.insert(n.get()).second || n->op == Op::Load) return false;
+    if (costlyOp(*n) && !(n->op == Op::Binary && !isFloat(n->type.dtype))) return true;
     for (const auto& o : n->ops)
-      if (costly(o, seen)) return true;
+      if (costlyValue(o, seen)) return true;
     return false;
   }
+
+  /// A transcendental, a prelude call or an integer division (tens of cycles each).
+  static bool costlyOp(const Node& n) {
+    static const std::set<std::string> cheap = {"-",    "~",     "not",   "abs",   "floor",
+                                                "ceil", "trunc", "isnan", "isinf", "signbit"};
+    return n.op == Op::Call || (n.op == Op::Unary && !cheap.count(n.name)) ||
+           (n.op == Op::Binary && !isFloat(n.type.dtype) && (n.name == "//" || n.name == "%"));
+  }
+
+  /// Before a runtime loop: the costly, load-free block subexpressions of the values the loop
+  /// reads (index math such as `offs // OW % OH`, or a matmul's `offs_am % M`) are computed
+  /// once into storage that the loop body reads instead of redoing them every iteration.
+  void hoistInvariants(const json& loop) {
+    std::set<const Node*> seen;
+    std::function<void(const NodeP&)> visit = [&](const NodeP& n) {
+      if (!n || n->hasLoad || n->type.shape.empty() || !seen.insert(n.get()).second) return;
+      if (n->op == Op::Array || n->op == Op::Var) return;
+      if (costlyOp(*n) && !n->type.pointer && numel(n->type.shape) <= kMaxHoistedElements) {
+        cg_.substitute(n, cg_.materialize(n, true));
+        return;
+      }
+      for (const auto& o : n->ops) visit(o);
+    };
+    for (const auto& name : ahead_.namesIn(loop)) {
+      auto it = frames_.back().find(name);
+      if (it == frames_.back().end()) continue;
+      if (it->second.kind == Value::Tensor) visit(it->second.node);
+    }
+  }
+  static constexpr int64_t kMaxHoistedElements = 16384;
 
   Value callJit(const std::string& fname, const Args& args) {
     const json& fn = function(fname, line_);
@@ -1204,7 +1271,7 @@ class Frontend {
         bound.node = cg_.materialize(v.node);
       std::set<const Node*> seen;
       if (v.kind == Value::Tensor && !v.node->type.shape.empty() && !v.node->type.pointer &&
-          v.node->op != Op::Array && costly(v.node, seen) &&
+          v.node->op != Op::Array && costlyValue(v.node, seen) &&
           ahead_.readsAhead(frames_.size() - 1, target.at("id")) >= 2)
         bound.node = cg_.materialize(v.node);
       frames_.back()[target.at("id")] = bound;
@@ -1499,6 +1566,7 @@ class Frontend {
     Scope before = frames_.back();
     frames_.back().erase(var);
     materializePendingLoads();
+    hoistInvariants(s);
     std::vector<std::string> affine = affineCarries(s);
     auto carried = carryVariables({&s.at("body")}, {affine.begin(), affine.end()});
     Scope storage = frames_.back();

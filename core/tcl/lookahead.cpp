@@ -62,27 +62,40 @@ std::set<std::string> Lookahead::namesAhead(size_t frame, bool pastCurrent) cons
   return names;
 }
 
+const json* Lookahead::current() const {
+  return stack_.empty() ? nullptr : &(*stack_.back().body)[stack_.back().index];
+}
+
+int Lookahead::mentionsInCurrent(const std::string& name) const {
+  const json* st = current();
+  if (!st) return 0;
+  const auto& any = mentions(*st).any;
+  auto it = any.find(name);
+  return it == any.end() ? 0 : it->second;
+}
+
+std::set<std::string> Lookahead::namesIn(const json& stmt) const {
+  std::set<std::string> names;
+  for (const auto& [n, _] : mentions(stmt).any) names.insert(n);
+  return names;
+}
+
 int Lookahead::readsAhead(size_t frame, const std::string& name) const {
+  // Statements after the current one in the innermost body, then after the enclosing
+  // statements (a read in a later iteration of an enclosing loop, before the name is bound
+  // again, is not counted). A read inside a loop counts twice: it happens every iteration. A
+  // plain assignment to the name ends what reads this value.
   int count = 0;
-  auto readsIn = [&](const json& stmt) {
-    const auto& r = mentions(stmt).reads;
-    auto it = r.find(name);
-    return it == r.end() ? 0 : it->second;
-  };
-  // In the innermost body, a later plain assignment to the name ends what reads this value:
-  // every statement after it sees the new one.
-  if (!stack_.empty() && stack_.back().frame == frame) {
-    const Pos& p = stack_.back();
-    for (size_t i = p.index + 1; i < p.body->size(); ++i) {
-      const json& st = (*p.body)[i];
-      count += readsIn(st);
-      if (assignsName(st, name)) return count;
-    }
-  }
-  for (size_t b = 0; b + 1 < stack_.size(); ++b) {
+  for (size_t b = stack_.size(); b-- > 0;) {
     const Pos& p = stack_[b];
     if (p.frame != frame) continue;
-    for (size_t i = p.index; i < p.body->size(); ++i) count += readsIn((*p.body)[i]);
+    for (size_t i = p.index + 1; i < p.body->size(); ++i) {
+      const json& st = (*p.body)[i];
+      const auto& r = mentions(st).reads;
+      if (auto it = r.find(name); it != r.end())
+        count += it->second * (st.at("_type") == "For" || st.at("_type") == "While" ? 2 : 1);
+      if (assignsName(st, name)) return count;
+    }
   }
   return count;
 }

@@ -27,6 +27,12 @@ class Lookahead {
   /// inside control flow reads the old value into carried storage). With `pastCurrent`, the
   /// innermost body's current statement is left out: its operands are already evaluated.
   std::set<std::string> namesAhead(size_t frame, bool pastCurrent) const;
+  /// The innermost statement being compiled (null outside any body).
+  const nlohmann::json* current() const;
+  /// How often the innermost current statement mentions `name`.
+  int mentionsInCurrent(const std::string& name) const;
+  /// Names `stmt` mentions.
+  std::set<std::string> namesIn(const nlohmann::json& stmt) const;
   /// How often `name`'s current value is read in `frame` after the current statement.
   int readsAhead(size_t frame, const std::string& name) const;
   /// Whether the innermost current statement is a bare call of `fn` (`tl.store(...)`).
