@@ -68,6 +68,17 @@ Runtime& Runtime::get() {
 }
 
 Runtime::Runtime() : impl_(new Impl) {
+  // PoCL settings, read when it initialises (a user's own values win). PoCL compiles a
+  // work-group function specialised to the launch's local size at the first launch, and a
+  // generic one for the program binary this runtime keeps on disk: two LLVM code generations
+  // per kernel, and a warm process compiling again. Without specialisation the binary's generic
+  // function serves every launch (as fast for our one-work-item groups): one code generation,
+  // and none after a disk-cache hit. PoCL's own program cache goes inside ours.
+  // NOLINTBEGIN(concurrency-mt-unsafe)
+  setenv("POCL_WORK_GROUP_SPECIALIZATION", "0", 0);
+  if (std::string dir = cacheDir(); !dir.empty())
+    setenv("POCL_CACHE_DIR", (dir + "/pocl").c_str(), 0);
+  // NOLINTEND(concurrency-mt-unsafe)
   cl_uint np = 0;
   check(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
   if (np == 0) throw std::runtime_error("no OpenCL platform (install pocl-opencl-icd)");

@@ -38,7 +38,8 @@ class Runtime {
 };
 
 /// The on-disk cache folder: $CRUCIBLE_TCL_CACHE_DIR, else $XDG_CACHE_HOME/crucible/tcl, else
-/// ~/.cache/crucible/tcl. Empty when none can be determined (then only the memory cache).
+/// ~/.cache/crucible/tcl. Empty when none can be determined (then only the memory cache). On
+/// PoCL its `pocl/` folder holds PoCL's own program cache (POCL_CACHE_DIR, unless already set).
 std::string cacheDir();
 
 }  // namespace crucible::tcl
