@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <set>
 
 namespace crucible::tcl {
 
@@ -404,19 +406,19 @@ NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT,
   // rows), B row-major (a k step reads vectors of consecutive columns).
   std::string at = fresh("dA"), bt = fresh("dB"), c = fresh("dC");
   line() << ct << " " << at << "[" << M * K << "];\n";
-  {
+  withFastForms(a, [&] {
     auto idx = openLoops(a->type.shape);
     line() << at << "[" << idx[1] << " * " << M << " + " << idx[0] << "] = (" << ct << ")("
            << expr(a, idx) << ");\n";
     closeLoops(idx.size());
-  }
+  });
   line() << ct << " " << bt << "[" << K * N << "];\n";
-  {
+  withFastForms(b, [&] {
     auto idx = openLoops(b->type.shape);
     line() << bt << "[" << linear(b->type.shape, idx) << "] = (" << ct << ")(" << expr(b, idx)
            << ");\n";
     closeLoops(idx.size());
-  }
+  });
   inPlace = inPlace && acc && acc->op == Op::Array && acc->type.dtype == accT;
   if (inPlace)
     c = acc->name;
@@ -532,8 +534,41 @@ void Codegen::end() {
   line() << "}\n";
 }
 
-void Codegen::substitute(const NodeP& from, const NodeP& to) {
-  subst_[from.get()] = {from, to, indent_};
+void Codegen::substitute(const NodeP& from, const NodeP& to, const NodeP& fast,
+                         const std::string& fastWhen) {
+  subst_[from.get()] = {from, to, indent_, fast, fastWhen};
+}
+
+void Codegen::withFastForms(const NodeP& n, const std::function<void()>& emit) {
+  // The substitutions with a fast form that `n` reaches.
+  std::vector<std::string> conds;
+  std::set<const Node*> seen;
+  std::function<void(const NodeP&)> visit = [&](const NodeP& m) {
+    if (!m || !seen.insert(m.get()).second) return;
+    if (auto it = subst_.find(m.get()); it != subst_.end() && it->second.fast) {
+      conds.push_back(it->second.fastWhen);
+      return;
+    }
+    for (const auto& o : m->ops) visit(o);
+  };
+  visit(n);
+  if (conds.empty()) {
+    emit();
+    return;
+  }
+  std::string all;
+  for (const auto& c : conds) all += (all.empty() ? "" : " && ") + c;
+  line() << "if (" << all << ") {\n";
+  ++indent_;
+  useFast_ = true;
+  emit();
+  useFast_ = false;
+  --indent_;
+  line() << "} else {\n";
+  ++indent_;
+  emit();
+  --indent_;
+  line() << "}\n";
 }
 
 void Codegen::dropSubstitutions() {
@@ -598,7 +633,8 @@ std::string Codegen::unary(const Node& n, const std::string& a) const {
 
 std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) {
   if (!subst_.empty())
-    if (auto it = subst_.find(np.get()); it != subst_.end()) return expr(it->second.to, idx);
+    if (auto it = subst_.find(np.get()); it != subst_.end())
+      return expr(useFast_ && it->second.fast ? it->second.fast : it->second.to, idx);
   const Node& n = *np;
   switch (n.op) {
     case Op::ConstInt:

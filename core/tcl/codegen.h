@@ -3,6 +3,7 @@
 // are emitted as loop nests with literal bounds over fused expressions (one program = one
 // work-group of one work-item, research notes §5.2).
 
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -50,8 +51,12 @@ class Codegen {
   NodeP dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT, bool inPlace = false);
 
   /// Until the C block now open closes, `from` is read from `to` (storage of the same shape
-  /// holding its value) wherever an expression contains it.
-  void substitute(const NodeP& from, const NodeP& to);
+  /// holding its value) wherever an expression contains it. `fast`, when given, is an equal
+  /// cheaper form while the C condition `fastWhen` holds (`(s + arange) % M` is `s + arange`
+  /// when that stays in [0, M)): tl.dot's packing loops are emitted twice, the first with the
+  /// fast forms (contiguous loads instead of gathers through `to`).
+  void substitute(const NodeP& from, const NodeP& to, const NodeP& fast = nullptr,
+                  const std::string& fastWhen = {});
 
   void beginFor(const NodeP& var, const NodeP& lb, const NodeP& ub, const NodeP& step,
                 int stepSign);
@@ -80,6 +85,9 @@ class Codegen {
   std::string unary(const Node& n, const std::string& a) const;
   std::string roundTo(DType t, const std::string& e) const;
   void dropSubstitutions();  // those declared in blocks that have closed
+  /// Runs `emit` under `if (every fast form's condition)` with the fast forms, then under
+  /// `else` with the stored values; just once when `n` reaches no substitution with one.
+  void withFastForms(const NodeP& n, const std::function<void()>& emit);
 
   std::string kernelName_;
   std::vector<Param> params_;
@@ -88,8 +96,11 @@ class Codegen {
   struct Substitution {
     NodeP from, to;
     int indent;  // the C block it was declared in
+    NodeP fast;
+    std::string fastWhen;
   };
   std::map<const Node*, Substitution> subst_;
+  bool useFast_ = false;
   int counter_ = 0;
 };
 

@@ -1031,7 +1031,11 @@ class Frontend {
       if (!n || n->hasLoad || n->type.shape.empty() || !seen.insert(n.get()).second) return;
       if (n->op == Op::Array || n->op == Op::Var) return;
       if (costlyOp(*n) && !n->type.pointer && numel(n->type.shape) <= kMaxHoistedElements) {
-        cg_.substitute(n, cg_.materialize(n, true));
+        NodeP stored = cg_.materialize(n, true);
+        if (auto [fast, when] = wrapFreeForm(n); fast)
+          cg_.substitute(n, stored, fast, when);
+        else
+          cg_.substitute(n, stored);
         return;
       }
       for (const auto& o : n->ops) visit(o);
@@ -1043,6 +1047,27 @@ class Frontend {
     }
   }
   static constexpr int64_t kMaxHoistedElements = 16384;
+
+  /// `(s + tl.arange(a, b)) % m` (s, m integer scalars; the tutorial matmul's `offs_am`) is
+  /// `s + arange` whenever 0 <= s + a and s + b <= m: that form and the C condition (its
+  /// scalars computed now), or a null node.
+  std::pair<NodeP, std::string> wrapFreeForm(const NodeP& n) {
+    if (n->op != Op::Binary || n->name != "%" || n->type.shape.size() != 1) return {};
+    const NodeP& sum = n->ops[0];
+    NodeP m = n->ops[1];
+    if (m->op == Op::Broadcast) m = m->ops[0];
+    if (!m->type.shape.empty() || sum->op != Op::Binary || sum->name != "+") return {};
+    NodeP s = sum->ops[0], r = sum->ops[1];
+    if (s->op == Op::Arange) std::swap(s, r);
+    if (s->op == Op::Broadcast) s = s->ops[0];
+    if (r->op != Op::Arange || !s->type.shape.empty()) return {};
+    NodeP sv = cg_.materialize(castTo(s, DType::I64), true);
+    NodeP mv = cg_.materialize(castTo(m, DType::I64), true);
+    std::string lo = std::to_string(r->ival), hi = std::to_string(r->ival + n->type.shape[0]);
+    std::string when =
+        "(" + sv->name + " + " + lo + " >= 0 && " + sv->name + " + " + hi + " <= " + mv->name + ")";
+    return {sum, when};
+  }
 
   Value callJit(const std::string& fname, const Args& args) {
     const json& fn = function(fname, line_);
