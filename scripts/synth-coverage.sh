@@ -3,8 +3,10 @@
 # (crucible synth), verify the first candidate (crucible verify), and print a table of task,
 # lowered?, verdict and speedup. Usage:
 #   scripts/synth-coverage.sh [--backend interpret|opencl|cuda] [--levels "1 2"] [--out DIR] [--shrink]
+#                             [--only REGEX]
+# --only keeps the tasks whose name (levelN/FILE, without .py) matches the extended regex.
 # --shrink verifies copies of the tasks with their module-level size constants capped (batch 3,
-# height/width 12, channels 8, other sizes 48), so a CPU backend covers every task in minutes.
+# height/width 12, channels 8, groups 4, other sizes 48), so a CPU backend covers every task in minutes.
 # Needs a built build/bin/crucible. Candidates and verifier JSON are kept in DIR. TRIALS (default
 # 1), REPS (timed repetitions, default 10) and TIMEOUT (seconds per candidate) tune the verifier.
 set -u
@@ -13,6 +15,7 @@ bin=${CRUCIBLE_BIN:-$here/build/bin/crucible}
 backend=interpret
 levels="1 2"
 shrink=0
+only=
 out=$(mktemp -d -t crucible-synth-coverage-XXXXXX)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -20,6 +23,7 @@ while [ $# -gt 0 ]; do
     --levels) levels=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --shrink) shrink=1; shift ;;
+    --only) only=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -32,12 +36,13 @@ lowered=0 verified=0 total=0
 for level in $levels; do
   for ref in $(ls "$here/resources/tasks/level$level"/*.py | sort -V); do
     name=level$level/$(basename "$ref" .py)
+    if [ -n "$only" ] && ! echo "$name" | grep -Eq "$only"; then continue; fi
     dir=$out/$name
     mkdir -p "$dir"
     if [ "$shrink" = 1 ]; then
       python3 - "$ref" "$dir/$(basename "$ref")" <<'PY'
 import re, sys
-caps = {"batch_size": 3, "height": 12, "width": 12, "channels": 8, "in_channels": 8,
+caps = {"batch_size": 3, "height": 12, "width": 12, "channels": 8, "in_channels": 8, "num_groups": 4,
         "out_channels": 8}
 size_names = {"dim", "dim1", "dim2", "features", "in_features", "out_features", "seq_len",
               "length", "m", "n", "k", "head_dim", "num_classes", "reduce_size"}

@@ -52,8 +52,7 @@ std::optional<std::string> batchSource(const OpGraph& g) {
 }  // namespace
 
 std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Partition& partition,
-                                               const json& source, const Tiling& pointwise,
-                                               const Tiling& row, const Tiling& matmul,
+                                               const json& source, const TileSet& tiles,
                                                const std::string& referenceName, std::string& why) {
   const auto nb = batchSource(graph);
   bool usesBatch = false;
@@ -90,9 +89,10 @@ std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Parti
   try {
     for (std::size_t i = 0; i < partition.groups.size(); ++i) {
       const FusionGroup& group = partition.groups[i];
-      const Tiling& t = group.kind == GroupKind::Matmul ? matmul
-                        : group.kind == GroupKind::Row  ? row
-                                                        : pointwise;
+      const Tiling& t = group.kind == GroupKind::Matmul ? tiles.matmul
+                        : group.kind == GroupKind::Row  ? tiles.row
+                        : group.kind == GroupKind::Conv ? tiles.conv
+                                                        : tiles.pointwise;
       auto lowered = lowerGroup(graph, group, static_cast<int>(i), t, host, why);
       if (!lowered) return std::nullopt;
       if (!lowered->kernel.empty()) kernels << "\n\n" << lowered->kernel;

@@ -21,9 +21,7 @@ struct WrittenCandidate {
 /// Writes the candidate for one tiling per group kind; nullopt with `why` when a group cannot
 /// be lowered. `source` is the trace stage's `source` facts.
 std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Partition& partition,
-                                               const nlohmann::json& source,
-                                               const Tiling& pointwise, const Tiling& row,
-                                               const Tiling& matmul,
+                                               const nlohmann::json& source, const TileSet& tiles,
                                                const std::string& referenceName, std::string& why);
 
 }  // namespace crucible::synth

@@ -14,10 +14,21 @@ namespace crucible::synth {
 
 /// Tile choices; each kind of group reads its own fields.
 struct Tiling {
-  int block = 1024;                           // pointwise: elements per program
+  int block = 1024;                           // pointwise and direct loops: elements per program
   int rows = 1;                               // row programs: rows per program
-  int blockM = 32, blockN = 32, blockK = 32;  // matmul
+  int blockM = 32, blockN = 32, blockK = 32;  // matrix products and implicit-GEMM convolutions
   int warps = 4;
+  int stages = 0;  // software pipelining depth of K loops (num_stages); 0 leaves Triton's default
+  /// tl.dot's input_precision: "ieee" (exact fp32 products) or "tf32x3" (three TF32 passes on
+  /// NVIDIA tensor cores, about fp32's accuracy); the CPU backends compute ieee either way.
+  std::string precision = "ieee";
+  bool gemmConv = false;  // convolutions as implicit GEMM through tl.dot, not direct loops
+  int groupM = 1;         // products: row tiles per group in the launch order (L2 reuse); 1 = none
+};
+
+/// One tiling per kind of group: what one candidate is made of.
+struct TileSet {
+  Tiling pointwise, row, matmul, conv;
 };
 
 /// What the lowering needs from the candidate being written.

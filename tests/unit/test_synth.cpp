@@ -72,7 +72,7 @@ TEST(SynthPartition, RmsNormWrittenInTorchOpsIsOneRowProgram) {
   ASSERT_TRUE(p.unsupported.empty());
   ASSERT_EQ(p.groups.size(), 1u);
   EXPECT_EQ(p.groups[0].kind, GroupKind::Row);
-  EXPECT_EQ(p.groups[0].reduceDim, 2);
+  EXPECT_EQ(p.groups[0].reduce.dims, std::vector<int>{2});
   EXPECT_EQ(p.groups[0].stores, std::vector<std::string>{"z"});
 }
 
@@ -86,7 +86,7 @@ TEST(SynthPartition, SoftmaxAfterALinearIsASecondGroupReadingItsOutput) {
   EXPECT_EQ(p.groups[0].kind, GroupKind::Matmul);
   EXPECT_EQ(p.groups[0].stores, std::vector<std::string>{"linear"});
   EXPECT_EQ(p.groups[1].kind, GroupKind::Row);
-  EXPECT_EQ(p.groups[1].reduceDim, 1);
+  EXPECT_EQ(p.groups[1].reduce.dims, std::vector<int>{1});
 }
 
 TEST(SynthPartition, UnknownOpsAreReportedByNameAndLine) {
@@ -100,14 +100,54 @@ TEST(SynthPartition, UnknownOpsAreReportedByNameAndLine) {
   EXPECT_EQ(r.unsupported, p.unsupported);
 }
 
-TEST(SynthPartition, ReductionsOverSeveralDimsAreUnsupported) {
+TEST(SynthPartition, AMeanOverSeveralDimsIsOneRowProgramButASoftmaxOverThemIsUnsupported) {
   json g = {{"inputs", {{{"name", "x"}, {"shape", {2, 3, 4, 5}}, {"dtype", "float32"}}}},
             {"params", json::array()},
-            {"nodes", {node("m", "mean", {"x"}, {2, 3}, {{"dim", {2, 3}}}, 7)}},
+            {"nodes", {node("m", "mean", {"x"}, {2, 3}, {{"dim", {3, 2}}}, 7)}},
             {"outputs", {"m"}}};
-  const Partition p = partition(parseGraph(g));
+  Partition p = partition(parseGraph(g));
+  ASSERT_TRUE(p.unsupported.empty());
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].reduce.dims, (std::vector<int>{2, 3}));
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_FALSE(r.candidates.empty());
+  // A row runs over (h, w): its columns split into both coordinates, the last fastest.
+  EXPECT_NE(r.candidates[0].code.find("k3 = krem % cs3"), std::string::npos);
+  EXPECT_NE(r.candidates[0].code.find("_R = _dom0[2] * _dom0[3]"), std::string::npos);
+  g["nodes"] = {node("s", "softmax", {"x"}, {2, 3, 4, 5}, {{"dim", {2, 3}}}, 7)};
+  p = partition(parseGraph(g));
   ASSERT_EQ(p.unsupported.size(), 1u);
-  EXPECT_NE(p.unsupported[0].find("line 7: mean"), std::string::npos);
+  EXPECT_NE(p.unsupported[0].find("line 7: softmax"), std::string::npos);
+}
+
+TEST(SynthPartition, NormsOfImagesAreRowPrograms) {
+  json g = {{"inputs", {{{"name", "x"}, {"shape", {2, 8, 4, 4}}, {"dtype", "float32"}}}},
+            {"params",
+             {{{"name", "gn.weight"}, {"shape", {8}}, {"dtype", "float32"}},
+              {{"name", "gn.bias"}, {"shape", {8}}, {"dtype", "float32"}}}},
+            {"nodes",
+             {node("gn", "group_norm", {"x", "gn.weight", "gn.bias"}, {2, 8, 4, 4},
+                   {{"num_groups", 4}, {"eps", 1e-5}}),
+              node("in", "instance_norm", {"gn", nullptr, nullptr, nullptr, nullptr}, {2, 8, 4, 4},
+                   {{"use_input_stats", true}}),
+              node("bn", "batch_norm", {"in", nullptr, nullptr, "gn.weight", "gn.bias"},
+                   {2, 8, 4, 4}, {{"training", true}})}},
+            {"outputs", {"bn"}}};
+  const Partition p = partition(parseGraph(g));
+  ASSERT_TRUE(p.unsupported.empty()) << p.unsupported[0];
+  ASSERT_EQ(p.groups.size(), 3u);
+  // group norm: a row is one group of 2 channels over (h, w); its rows are (batch, group).
+  EXPECT_EQ(p.groups[0].reduce.dims, (std::vector<int>{2, 3}));
+  EXPECT_EQ(p.groups[0].reduce.splitDim, 1);
+  EXPECT_EQ(p.groups[0].reduce.splitParts, 4);
+  EXPECT_EQ(p.groups[1].reduce.dims, (std::vector<int>{2, 3}));
+  EXPECT_EQ(p.groups[2].reduce.dims, (std::vector<int>{0, 2, 3}));
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_FALSE(r.candidates.empty()) << r.unsupported[0];
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("(r1 * cs1 + k1)"), std::string::npos);  // channel = group * size + index
+  EXPECT_NE(code.find("self.gn.weight.reshape(-1, 1, 1).expand(_dom0)"), std::string::npos);
+  EXPECT_NE(code.find("_R = (_dom0[1] // 4) * _dom0[2] * _dom0[3]"), std::string::npos);
 }
 
 TEST(SynthPartition, ConvolutionTakesItsEpilogueAndPoolingIsItsOwnGroup) {
@@ -135,6 +175,96 @@ TEST(SynthPartition, ConvolutionTakesItsEpilogueAndPoolingIsItsOwnGroup) {
   EXPECT_NE(code.find("for kh in tl.static_range(Kh):"), std::string::npos);
   EXPECT_NE(code.find("acc = tl.maximum(acc, xv)"), std::string::npos);
   EXPECT_NE(code.find("Kh=3, Sh=1, Ph=1, Dh=1"), std::string::npos);
+}
+
+/// x (2, 3, 8, 8) -> `op` with a (wshape) weight and bias -> relu.
+json convGraph(const std::string& op, json wshape, json outShape, json attrs) {
+  return {{"inputs", {{{"name", "x"}, {"shape", {2, 3, 8, 8}}, {"dtype", "float32"}}}},
+          {"params",
+           {{{"name", "conv.weight"}, {"shape", wshape}, {"dtype", "float32"}},
+            {{"name", "conv.bias"}, {"shape", {outShape[1]}}, {"dtype", "float32"}}}},
+          {"nodes",
+           {node("conv", op, {"x", "conv.weight", "conv.bias"}, outShape, attrs),
+            node("r", "relu", {"conv"}, outShape)}},
+          {"outputs", {"r"}}};
+}
+
+/// Up to n candidates for `backend`.
+SynthResult synthFor(const json& g, const std::string& backend, int n) {
+  SynthRequest request;
+  request.maxCandidates = n;
+  request.backend = backend;
+  return synthesizeFromTrace(g, source(), request, "ref.py");
+}
+
+TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops) {
+  const json g = convGraph("conv2d", {4, 3, 3, 3}, {2, 4, 8, 8},
+                           {{"stride", 1}, {"padding", 1}, {"dilation", 1}, {"groups", 1}});
+  const SynthResult r = synthFor(g, "cuda", 8);
+  ASSERT_EQ(r.candidates.size(), 8u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& first = r.candidates[0].code;
+  EXPECT_NE(first.find("def k0_conv_gemm("), std::string::npos);
+  EXPECT_NE(first.find("acc += tl.dot(a_tile, b_tile, input_precision=\"ieee\")"),
+            std::string::npos);
+  EXPECT_NE(first.find("GROUP_M=8, num_warps=4, num_stages=3"), std::string::npos);
+  int tf32x3 = 0, direct = 0;
+  for (const auto& c : r.candidates) {
+    tf32x3 += c.code.find("input_precision=\"tf32x3\"") != std::string::npos;
+    direct += c.label.rfind("CONV=direct", 0) == 0;
+  }
+  EXPECT_GE(tf32x3, 3);
+  EXPECT_EQ(direct, 1);  // the direct loops stay in the search
+  // CPU backends start from direct loops and offer implicit GEMM second.
+  const SynthResult cl = synthFor(g, "opencl", 2);
+  ASSERT_EQ(cl.candidates.size(), 2u);
+  EXPECT_EQ(cl.candidates[0].label, "CONV=direct BLOCK=1024 warps=4");
+  EXPECT_NE(cl.candidates[1].code.find("def k0_conv_gemm("), std::string::npos);
+}
+
+TEST(SynthCodegen, GroupedConvolutionsAndPoolingKeepDirectLoops) {
+  const json g = convGraph("conv2d", {3, 1, 3, 3}, {2, 3, 8, 8},
+                           {{"stride", 1}, {"padding", 1}, {"dilation", 1}, {"groups", 3}});
+  const SynthResult r = synthFor(g, "cuda", 8);
+  ASSERT_FALSE(r.candidates.empty());
+  for (const auto& c : r.candidates) {
+    EXPECT_EQ(c.label.rfind("CONV=direct", 0), 0u) << c.label;
+    EXPECT_EQ(c.code.find("conv_gemm"), std::string::npos);
+  }
+}
+
+TEST(SynthCodegen, TransposedConvolutionsGatherOnlyTapsOnTheStrideGrid) {
+  const json g = convGraph(
+      "conv_transpose2d", {3, 4, 3, 3}, {2, 4, 16, 16},
+      {{"stride", 2}, {"padding", 1}, {"output_padding", 1}, {"dilation", 1}, {"groups", 1}});
+  const SynthResult r = synthFor(g, "opencl", 2);
+  ASSERT_EQ(r.candidates.size(), 2u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& direct = r.candidates[0].code;
+  EXPECT_NE(direct.find("th = oh + Ph - kh * Dh"), std::string::npos);
+  EXPECT_NE(direct.find("(th >= 0) & (ih * Sh == th)"), std::string::npos);
+  EXPECT_NE(direct.find("p_w + (first + ci) * w_s0 + (co % COUT_G) * w_s1"), std::string::npos);
+  const std::string& gemm = r.candidates[1].code;
+  EXPECT_NE(gemm.find("p_w + ci[:, None] * w_s0 + rn[None, :] * w_s1"), std::string::npos);
+  EXPECT_NE(gemm.find("(ih * Sh == th)"), std::string::npos);
+}
+
+TEST(SynthCodegen, AdaptivePoolingWithUnevenWindowsAveragesEachWindowItsOwnSize) {
+  json g = {{"inputs", {{{"name", "x"}, {"shape", {2, 3, 10}}, {"dtype", "float32"}}}},
+            {"params", json::array()},
+            {"nodes", {node("p", "adaptive_avg_pool1d", {"x"}, {2, 3, 4}, {{"output_size", 4}})}},
+            {"outputs", {"p"}}};
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_FALSE(r.candidates.empty()) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& code = r.candidates[0].code;
+  // 10 -> 4: windows [0, 3), [2, 5), [5, 8), [7, 10); the largest has 3 taps.
+  EXPECT_NE(code.find("Kw=3, Sw=1, Pw=0, Dw=1"), std::string::npos);
+  EXPECT_NE(code.find("endw = ((ow + 1) * Iw + Ow - 1) // Ow"), std::string::npos);
+  EXPECT_NE(code.find("acc / count"), std::string::npos);
+  g["nodes"] = {node("p", "avg_pool1d", {"x"}, {2, 3, 5},
+                     {{"kernel_size", 2}, {"padding", 1}, {"count_include_pad", false}}, 9)};
+  const SynthResult no = synthesizeFromTrace(g, source(), {}, "ref.py");
+  EXPECT_TRUE(no.candidates.empty());
+  ASSERT_EQ(no.unsupported.size(), 1u);
+  EXPECT_NE(no.unsupported[0].find("count_include_pad"), std::string::npos);
 }
 
 TEST(SynthCodegen, WritesAModelNewThatReusesTheConstructorAndLaunchesOnly) {

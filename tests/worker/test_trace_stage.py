@@ -133,3 +133,59 @@ def test_the_worker_runs_the_trace_stage(tmp_path):
     messages = [json.loads(json.loads(line)["body"]) for line in lines]
     facts = messages[-1]["facts"]
     assert facts["error"] is None and facts["graph"]["nodes"][0]["op"] == "linear"
+
+
+NORMS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1)
+        self.gn = nn.GroupNorm(2, 8)
+        self.inorm = nn.InstanceNorm2d(8)
+        self.bn = nn.BatchNorm2d(8)
+        self.pool = nn.AdaptiveAvgPool1d(5)
+
+    def forward(self, x):
+        y = self.bn(self.inorm(self.gn(self.up(x))))
+        z = F.instance_norm(y) + F.group_norm(y, 4)
+        return self.pool(z.flatten(2)), F.avg_pool2d(z, 3, ceil_mode=True)
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 5, 5)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_norms_and_transposed_convolutions_have_one_spelling(tmp_path):
+    facts = trace(tmp_path, NORMS)
+    assert facts["error"] is None
+    nodes = {n["name"]: n for n in facts["graph"]["nodes"]}
+    by_op = {}
+    for n in facts["graph"]["nodes"]:
+        by_op.setdefault(n["op"], []).append(n)
+    up = by_op["conv_transpose2d"][0]
+    assert up["inputs"] == ["x", "up.weight", "up.bias"] and up["shape"] == [2, 8, 10, 10]
+    assert up["attrs"]["output_padding"] in (1, [1, 1])
+    # module and functional norms alike: (x, weight, bias) for group norm, and (x, running
+    # mean, running var, weight, bias) for instance norm, whose batch statistics are marked
+    gn_module, gn_call = by_op["group_norm"]
+    assert gn_module["inputs"] == [up["name"], "gn.weight", "gn.bias"]
+    assert gn_module["attrs"]["num_groups"] == 2
+    assert gn_call["inputs"] == [nodes[gn_call["inputs"][0]]["name"], None, None]
+    assert gn_call["attrs"]["num_groups"] == 4
+    in_module, in_call = by_op["instance_norm"]
+    assert in_module["inputs"] == [gn_module["name"], None, None, None, None]
+    assert in_module["attrs"]["use_input_stats"] is True
+    assert len(in_call["inputs"]) == 5 and in_call["attrs"]["use_input_stats"] is True
+    assert by_op["batch_norm"][0]["attrs"]["training"] is True
+    assert by_op["adaptive_avg_pool1d"][0]["shape"] == [2, 8, 5]
+    assert by_op["avg_pool2d"][0]["attrs"]["ceil_mode"] is True

@@ -77,11 +77,16 @@ SIGNATURES = {
     # convolutions and pooling
     "conv1d": ["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
     "conv2d": ["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
+    "conv_transpose1d": ["input", "weight", "bias", "stride", "padding", "output_padding",
+                         "groups", "dilation"],
     "conv_transpose2d": ["input", "weight", "bias", "stride", "padding", "output_padding",
                          "groups", "dilation"],
-    "max_pool1d": ["input", "kernel_size", "stride", "padding", "dilation"],
-    "max_pool2d": ["input", "kernel_size", "stride", "padding", "dilation"],
-    "avg_pool2d": ["input", "kernel_size", "stride", "padding"],
+    "max_pool1d": ["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"],
+    "max_pool2d": ["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"],
+    "avg_pool1d": ["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"],
+    "avg_pool2d": ["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                   "divisor_override"],
+    "adaptive_avg_pool1d": ["input", "output_size"],
     "adaptive_avg_pool2d": ["input", "output_size"],
     # losses and similarities
     "mse_loss": ["input", "target", "reduction"],
@@ -118,6 +123,12 @@ DEFAULTS = {
     "flatten": {"start_dim": 0, "end_dim": -1}, "squeeze": {"dim": None},
     "conv1d": {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1},
     "conv2d": {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1},
+    "conv_transpose1d": {"bias": None, "stride": 1, "padding": 0, "output_padding": 0,
+                         "groups": 1, "dilation": 1},
+    "conv_transpose2d": {"bias": None, "stride": 1, "padding": 0, "output_padding": 0,
+                         "groups": 1, "dilation": 1},
+    "instance_norm": {"running_mean": None, "running_var": None, "weight": None, "bias": None,
+                      "use_input_stats": True, "momentum": 0.1, "eps": 1e-5},
 }
 
 # Operands that are tensors (or a number in a tensor's place): they become `inputs`, in the
@@ -160,15 +171,27 @@ MODULES = {
                      ["running_mean", "running_var", "weight", "bias"]),
     nn.BatchNorm2d: ("batch_norm", ["eps", "momentum"],
                      ["running_mean", "running_var", "weight", "bias"]),
-    nn.InstanceNorm2d: ("instance_norm", ["eps", "affine"], ["weight", "bias"]),
+    nn.InstanceNorm1d: ("instance_norm", ["eps", "affine"],
+                        ["running_mean", "running_var", "weight", "bias"]),
+    nn.InstanceNorm2d: ("instance_norm", ["eps", "affine"],
+                        ["running_mean", "running_var", "weight", "bias"]),
     nn.Conv1d: ("conv1d", ["stride", "padding", "dilation", "groups"], ["weight", "bias"]),
     nn.Conv2d: ("conv2d", ["stride", "padding", "dilation", "groups"], ["weight", "bias"]),
+    nn.ConvTranspose1d: ("conv_transpose1d",
+                         ["stride", "padding", "output_padding", "groups", "dilation"],
+                         ["weight", "bias"]),
     nn.ConvTranspose2d: ("conv_transpose2d",
                          ["stride", "padding", "output_padding", "groups", "dilation"],
                          ["weight", "bias"]),
-    nn.MaxPool1d: ("max_pool1d", ["kernel_size", "stride", "padding", "dilation"], []),
-    nn.MaxPool2d: ("max_pool2d", ["kernel_size", "stride", "padding", "dilation"], []),
-    nn.AvgPool2d: ("avg_pool2d", ["kernel_size", "stride", "padding"], []),
+    nn.MaxPool1d: ("max_pool1d", ["kernel_size", "stride", "padding", "dilation", "ceil_mode"],
+                   []),
+    nn.MaxPool2d: ("max_pool2d", ["kernel_size", "stride", "padding", "dilation", "ceil_mode"],
+                   []),
+    nn.AvgPool1d: ("avg_pool1d", ["kernel_size", "stride", "padding", "ceil_mode",
+                                  "count_include_pad"], []),
+    nn.AvgPool2d: ("avg_pool2d", ["kernel_size", "stride", "padding", "ceil_mode",
+                                  "count_include_pad", "divisor_override"], []),
+    nn.AdaptiveAvgPool1d: ("adaptive_avg_pool1d", ["output_size"], []),
     nn.AdaptiveAvgPool2d: ("adaptive_avg_pool2d", ["output_size"], []),
 }
 
@@ -449,6 +472,8 @@ class _Converter:
         attrs = {a: _jsonable(getattr(module, a)) for a in attr_names}
         if op == "batch_norm":
             attrs["training"] = bool(module.training or module.running_mean is None)
+        if op == "instance_norm":  # torch uses batch statistics unless it tracks and is in eval
+            attrs["use_input_stats"] = bool(module.training or not module.track_running_stats)
         inputs = [self._operand(a) for a in node.args]
         for slot in slots:
             tensor = getattr(module, slot, None)

@@ -1,0 +1,172 @@
+// Matrix products (linear, matmul, mm, bmm): tl.dot over a K loop, the epilogue applied to the
+// accumulator tile before the single store.
+#include <sstream>
+
+#include "core/synth/lowering_support.h"
+
+namespace crucible::synth {
+
+std::string dotCall(const Tiling& t) {
+  // ieee: full fp32 products (plain TF32 would miss a 1e-4 tolerance on GPUs); tf32x3 splits
+  // each operand into two TF32 halves and keeps about fp32's accuracy on tensor cores.
+  return "tl.dot(a_tile, b_tile, input_precision=\"" + t.precision + "\")";
+}
+
+std::string programOrder(const Tiling& t, const std::string& m, const std::string& n) {
+  std::string s;
+  if (t.groupM <= 1) {
+    s += std::string(kBody) + "pid_m = tl.program_id(0)\n";
+    s += std::string(kBody) + "pid_n = tl.program_id(1)\n";
+    return s;
+  }
+  // GROUP_M row tiles are visited together, so the B tiles they share stay in L2.
+  s += std::string(kBody) +
+       "# programs walk GROUP_M row tiles at a time so they share B tiles in L2\n";
+  s += std::string(kBody) + "pid = tl.program_id(0)\n";
+  s += std::string(kBody) + "grid_m = tl.cdiv(" + m + ", BLOCK_M)\n";
+  s += std::string(kBody) + "grid_n = tl.cdiv(" + n + ", BLOCK_N)\n";
+  s += std::string(kBody) + "width = GROUP_M * grid_n\n";
+  s += std::string(kBody) + "first_m = (pid // width) * GROUP_M\n";
+  s += std::string(kBody) + "size_m = tl.minimum(grid_m - first_m, GROUP_M)\n";
+  s += std::string(kBody) + "pid_m = first_m + (pid % width) % size_m\n";
+  s += std::string(kBody) + "pid_n = (pid % width) // size_m\n";
+  return s;
+}
+
+std::string productGrid(const Tiling& t, const std::string& m, const std::string& n,
+                        const std::string& batch) {
+  const std::string gm = "triton.cdiv(" + m + ", " + std::to_string(t.blockM) + ")";
+  const std::string gn = "triton.cdiv(" + n + ", " + std::to_string(t.blockN) + ")";
+  if (t.groupM <= 1) return "(" + gm + ", " + gn + ", " + batch + ")";
+  return "(" + gm + " * " + gn + ", 1, " + batch + ")";
+}
+
+std::string productConstants(const Tiling& t) {
+  return ", BLOCK_M=" + std::to_string(t.blockM) + ", BLOCK_N=" + std::to_string(t.blockN) +
+         ", BLOCK_K=" + std::to_string(t.blockK) +
+         (t.groupM > 1 ? ", GROUP_M=" + std::to_string(t.groupM) : "");
+}
+
+std::string productLabel(const Tiling& t) {
+  return "BLOCK_M=" + std::to_string(t.blockM) + " BLOCK_N=" + std::to_string(t.blockN) +
+         " BLOCK_K=" + std::to_string(t.blockK) + ", warps=" + std::to_string(t.warps) +
+         (t.stages ? ", stages=" + std::to_string(t.stages) : "") +
+         (t.groupM > 1 ? ", GROUP_M=" + std::to_string(t.groupM) : "") + ", " + t.precision;
+}
+
+std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& group, int index,
+                                        const Tiling& t, const HostContext& host,
+                                        std::string& why) {
+  const OpNode& mm = g.nodes[group.nodes.front()];
+  if (mm.inputs.size() < 2 || !mm.inputs[0].isRef() || !mm.inputs[1].isRef()) {
+    why = mm.op + " of a constant";
+    return std::nullopt;
+  }
+  const std::string a = mm.inputs[0].ref, b = mm.inputs[1].ref;
+  const Shape as = shapeOfValue(g, a), bs = shapeOfValue(g, b);
+  const bool linear = mm.op == "linear";
+  if (as.size() < 2 && !linear) {
+    why = mm.op + " of a vector";
+    return std::nullopt;
+  }
+  // flat: B is one matrix, A's leading dims fold into M; batched: both are stacks of matrices.
+  const bool flat = bs.size() == 2;
+  const bool batched = !flat && as.size() == 3 && bs.size() == 3;
+  if (!flat && !batched) {
+    why = mm.op + " of shapes with ranks " + std::to_string(as.size()) + " and " +
+          std::to_string(bs.size());
+    return std::nullopt;
+  }
+  const std::string dom = "_dom" + std::to_string(index);
+  GroupState st(g, group);
+  std::string bias = "None";
+  if (linear && mm.inputs.size() > 2 && mm.inputs[2].isRef()) bias = mm.inputs[2].ref;
+  std::string body = std::string(kBody) + var(mm.name) + " = acc";
+  if (bias != "None") body += " + tl.load(bias + rn * bias_s, mask=rn < N, other=0.0)[None, :]";
+  body += origin(mm);
+  // Operands of the epilogue, broadcast to the output and seen as the kernel's 3-d index space.
+  auto epilogueView = [&](const std::string& ref) {
+    std::string v = broadcastTo(host, ref, dom);
+    if (flat) v += ".reshape(-1, " + dom + "[-1])";
+    return v;
+  };
+  if (!lowerEpilogue(g, group, st, epilogueView, body, why)) return std::nullopt;
+  const auto ops = st.operands();
+  const std::string name = "k" + std::to_string(index) + "_matmul";
+  KernelSignature sig;
+  sig.add("a", "_a");
+  sig.add("b", "_b");
+  if (bias != "None") sig.add("bias", "_bias");
+  sig.addPointers(ops, group.stores, [](const std::string& s) { return "_o_" + s; });
+  for (const char* p : {"M", "N", "K", "a_sb", "a_sm", "a_sk", "b_sb", "b_sk", "b_sn"})
+    sig.params.push_back(p);
+  sig.args.insert(sig.args.end(), {"_M", "_N", "_K", "*_strides3(_a)", "*_strides3(_b)"});
+  if (bias != "None") sig.add("bias_s", "_bias.stride(0)");
+  auto tileStrides = [&](const std::string& p, const std::string& hostName) {
+    for (const char* s : {"_sb", "_sm", "_sn"}) sig.params.push_back(p + s);
+    sig.args.push_back("*_strides3(" + hostName + ")");
+  };
+  for (const auto& o : ops) tileStrides(o.arg, "_" + o.arg);
+  for (const auto& s : group.stores) tileStrides("out_" + s, "_o_" + s);
+  sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
+  if (t.groupM > 1) sig.constexprs({"GROUP_M"});
+
+  auto tile = [](const std::string& p, const std::string& pointer) {
+    return pointer + " + pid_b * " + p + "_sb + rm[:, None] * " + p + "_sm + rn[None, :] * " + p +
+           "_sn";
+  };
+  const std::string b2 = std::string(kBody) + kBody;
+  std::ostringstream k;
+  k << sig.def(name);
+  k << kBody << "# " << nodeList(g, group)
+    << ": a BLOCK_M x BLOCK_N tile of the product per program, accumulated in fp32 over K,\n"
+    << kBody << "# then the epilogue on the tile before the single store.\n";
+  k << programOrder(t, "M", "N");
+  k << kBody << "pid_b = tl.program_id(2)\n";
+  k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
+  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
+  k << kBody << "rk = tl.arange(0, BLOCK_K)\n";
+  k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+  k << kBody << "for k0 in range(0, K, BLOCK_K):\n";
+  k << b2 << "kk = k0 + rk\n";
+  k << b2 << "a_tile = tl.load(a + pid_b * a_sb + rm[:, None] * a_sm + kk[None, :] * a_sk,\n"
+    << b2 << "                 mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)\n";
+  k << b2 << "b_tile = tl.load(b + pid_b * b_sb + kk[:, None] * b_sk + rn[None, :] * b_sn,\n"
+    << b2 << "                 mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)\n";
+  k << b2 << "acc += " << dotCall(t) << "\n";
+  k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < N)\n";
+  for (const auto& o : ops) {
+    k << kBody << o.arg << " = tl.load(" << tile(o.arg, "p_" + o.arg) << ", mask=mask, other=0.0)"
+      << widen(dtypeOf(g, o.value)) << "\n";
+  }
+  k << body;
+  for (const auto& s : group.stores) {
+    k << kBody << "tl.store(" << tile("out_" + s, "out_" + s) << ", " << var(s) << ", mask=mask)\n";
+  }
+
+  std::ostringstream h;
+  h << kHost << "# group " << index << ": " << nodeList(g, group) << " (tl.dot, fused epilogue)\n";
+  h << kHost << dom << " = " << host.shape(mm.shape, mm.altShape) << "\n";
+  const std::string av = host.value(a), bv = host.value(b);
+  if (flat) {
+    h << kHost << "_a = " << av << ".reshape(-1, " << av << ".shape[-1])\n";
+    h << kHost << "_b = " << bv << (linear ? ".t()" : "") << "\n";
+  } else {
+    h << kHost << "_a = " << av << "\n" << kHost << "_b = " << bv << "\n";
+  }
+  if (bias != "None") h << kHost << "_bias = " << host.value(bias) << "\n";
+  h << kHost << "_M, _K, _N = _a.shape[-2], _a.shape[-1], _b.shape[-1]\n";
+  for (const auto& s : group.stores) {
+    h << allocate(g, s, host);
+    h << kHost << "_o_" << s << " = " << var(s) << (flat ? ".view(-1, _N)" : "") << "\n";
+  }
+  h << bindOperands(ops);
+  h << kHost << "_grid = " << productGrid(t, "_M", "_N", batched ? "_a.shape[0]" : "1") << "\n";
+  h << kHost << name << "[_grid](" << join(sig.args, ", ") << productConstants(t)
+    << launchOptions(t) << ")\n";
+  return LoweredGroup{k.str(), h.str(),
+                      "group " + std::to_string(index) + " matmul [" + nodeList(g, group) +
+                          "]: tl.dot with a K loop and the epilogue fused, " + productLabel(t)};
+}
+
+}  // namespace crucible::synth

@@ -1,0 +1,240 @@
+// Row programs: a row is the domain's positions that one reduction or normalisation combines
+// (one or several reduced dimensions, plus the channels of one group for group norm); each
+// program holds ROWS whole rows ([ROWS, BLOCK_R]) and reduces along axis 1.
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "core/synth/lowering_support.h"
+#include "core/synth/pointwise_expr.h"
+#include "core/synth/row_ops.h"
+
+namespace crucible::synth {
+
+namespace {
+
+/// How each domain dimension is indexed: from the row number, the column, or both (a split).
+struct RowLayout {
+  std::vector<int> rowDims;  // ascending: kept dims and the split dim's group index
+  std::vector<int> colDims;  // ascending: reduced dims and the split dim's index in its group
+  std::vector<int> keptDims;
+  int split = -1;
+  std::int64_t parts = 0;
+
+  RowLayout(int rank, const RowReduction& r) : split(r.splitDim), parts(r.splitParts) {
+    for (int d = 0; d < rank; ++d) {
+      const bool reduced = std::find(r.dims.begin(), r.dims.end(), d) != r.dims.end();
+      if (d == split) {
+        rowDims.push_back(d);
+        colDims.push_back(d);
+      } else if (reduced) {
+        colDims.push_back(d);
+      } else {
+        rowDims.push_back(d);
+        keptDims.push_back(d);
+      }
+    }
+  }
+  /// The kernel expression of dimension d's coordinate.
+  std::string coord(int d) const {
+    const std::string s = std::to_string(d);
+    if (d == split) return "(r" + s + " * cs" + s + " + k" + s + ")";
+    return std::find(colDims.begin(), colDims.end(), d) != colDims.end() ? "k" + s : "r" + s;
+  }
+  /// Host expressions of dim d's extent across rows (rs) and within a row (cs).
+  std::string rowExtent(int d, const std::string& dom) const {
+    return d == split ? std::to_string(parts) : dom + "[" + std::to_string(d) + "]";
+  }
+  std::string colExtent(int d, const std::string& dom) const {
+    const std::string e = dom + "[" + std::to_string(d) + "]";
+    return d == split ? "(" + e + " // " + std::to_string(parts) + ")" : e;
+  }
+};
+
+/// Kernel lines splitting `index` into coordinates `<prefix><d>` over `dims` (last fastest).
+std::string decompose(const std::string& index, const std::vector<int>& dims,
+                      const std::string& prefix, const std::string& extent) {
+  std::string s;
+  if (dims.size() == 1)
+    return std::string(kBody) + prefix + std::to_string(dims[0]) + " = " + index + "\n";
+  const std::string rem = prefix + "rem";
+  s += std::string(kBody) + rem + " = " + index + "\n";
+  for (std::size_t i = dims.size(); i-- > 1;) {
+    const std::string d = std::to_string(dims[i]);
+    s += std::string(kBody) + prefix + d + " = " + rem + " % " + extent + d + "\n";
+    s += std::string(kBody) + rem + " = " + rem + " // " + extent + d + "\n";
+  }
+  return s + kBody + prefix + std::to_string(dims[0]) + " = " + rem + "\n";
+}
+
+/// The reduced dims given back to a row-space value that dropped them, for its host view.
+std::string unsqueezeReduced(const RowReduction& r) {
+  std::string s;
+  for (int d : r.dims) s += ".unsqueeze(" + std::to_string(d) + ")";
+  return s;
+}
+
+}  // namespace
+
+std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group, int index,
+                                     const Tiling& t, const HostContext& host, std::string& why) {
+  GroupState st(g, group);
+  const int rank = static_cast<int>(group.domain.size());
+  const RowLayout layout(rank, group.reduce);
+  const std::string dom = "_dom" + std::to_string(index);
+  // The domain's shape on the alternative batch: the first node whose shape is the domain.
+  std::optional<Shape> domAlt;
+  for (int ni : group.nodes) {
+    const OpNode& n = g.nodes[ni];
+    if (n.shape == group.domain) domAlt = n.altShape;
+    if (!n.inputs.empty() && n.inputs[0].isRef() &&
+        shapeOfValue(g, n.inputs[0].ref) == group.domain && !domAlt) {
+      domAlt = altShapeOfValue(g, n.inputs[0].ref);
+    }
+  }
+
+  std::map<std::string, bool> rowValue;  // value -> one per row ([ROWS, 1])
+  auto isRow = [&](const std::string& name) {
+    auto it = rowValue.find(name);
+    return it != rowValue.end() && it->second;
+  };
+  std::string body;
+  for (int ni : group.nodes) {
+    const OpNode& n = g.nodes[ni];
+    const bool rowNode = n.shape != group.domain;
+    const bool pointwise = opKind(n) == OpKind::Pointwise;
+    // Operands: row-space ones are expanded to the node's shape (then given back the reduced
+    // dims when the node dropped them) before the domain; full-space ones straight to the domain.
+    std::vector<std::string> args;
+    for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+      const Operand& in = n.inputs[k];
+      const bool target = n.op == "cross_entropy" && k == 1;  // one class index per row
+      const bool inRow = pointwise ? rowNode : target;
+      if (!pointwise && !rowOpReads(n, k)) {
+        args.push_back("None");
+        continue;
+      }
+      std::string view;
+      if (in.isRef() && !st.inside(in.ref)) {
+        if (inRow) {
+          const bool dropped = n.shape.size() < group.domain.size();
+          view = host.value(in.ref) + ".expand(" + host.shape(n.shape, n.altShape) + ")" +
+                 (dropped ? unsqueezeReduced(group.reduce) : "") + ".expand(" + dom + ")";
+        } else if (!pointwise && rowOpChannelOperand(n, k)) {
+          view = channelView(host, in.ref, rank, dom);
+        } else {
+          view = broadcastTo(host, in.ref, dom);
+        }
+      }
+      args.push_back(st.operand(in, inRow, view));
+      if (in.isRef() && st.inside(in.ref) && isRow(in.ref) && !pointwise && !target) {
+        why = n.op + " of a value that is already reduced";
+        return std::nullopt;
+      }
+    }
+    rowValue[n.name] = rowNode;
+    if (pointwise) {
+      auto e = pointwiseExpr(n, args, why);
+      if (!e) return std::nullopt;
+      body += statement(n, *e);
+      continue;
+    }
+    auto lines = rowOpLines(n, args, why);
+    if (!lines) return std::nullopt;
+    body += *lines;
+  }
+
+  const auto ops = st.operands();
+  const std::string name = "k" + std::to_string(index) + "_row";
+  KernelSignature sig;
+  for (const auto& o : ops) {
+    sig.add("p_" + o.arg, "_" + o.arg);
+    for (int i = 0; i < rank; ++i) sig.params.push_back(o.arg + "_s" + std::to_string(i));
+    sig.args.push_back("*_" + o.arg + ".stride()");
+  }
+  for (const auto& s : group.stores) {
+    sig.add("out_" + s, var(s));
+    for (int i = 0; i < rank; ++i) sig.params.push_back("out_" + s + "_s" + std::to_string(i));
+    const bool dropped = shapeOfValue(g, s).size() < group.domain.size();
+    sig.args.push_back("*" + var(s) + (dropped ? unsqueezeReduced(group.reduce) : "") +
+                       ".stride()");
+  }
+  sig.add("n_rows", "_rows");
+  sig.add("R", "_R");
+  // Extents the coordinates need: every row dim but the first (which takes the remainder), every
+  // column dim but the first, and the split dim's group size.
+  for (std::size_t i = 1; i < layout.rowDims.size(); ++i) {
+    const int d = layout.rowDims[i];
+    sig.add("rs" + std::to_string(d), layout.rowExtent(d, dom));
+  }
+  for (std::size_t i = 0; i < layout.colDims.size(); ++i) {
+    const int d = layout.colDims[i];
+    if (i > 0 || d == layout.split) sig.add("cs" + std::to_string(d), layout.colExtent(d, dom));
+  }
+  sig.constexprs({"ROWS", "BLOCK_R"});
+
+  auto address = [&](const std::string& p, bool rowOnly, const std::string& pointer) {
+    std::vector<std::string> terms = {pointer};
+    for (int d = 0; d < rank; ++d) {
+      const bool col =
+          std::find(layout.keptDims.begin(), layout.keptDims.end(), d) == layout.keptDims.end();
+      if (rowOnly && col) continue;
+      terms.push_back(layout.coord(d) + " * " + p + "_s" + std::to_string(d));
+    }
+    return join(terms, " + ");
+  };
+  std::string what;
+  for (int d : group.reduce.dims) what += (what.empty() ? "" : ", ") + std::to_string(d);
+  if (layout.split >= 0) {
+    what += " and dim " + std::to_string(layout.split) + " in " + std::to_string(layout.parts) +
+            " groups";
+  }
+  std::ostringstream k;
+  k << sig.def(name);
+  k << kBody << "# " << nodeList(g, group) << " over dim " << what
+    << ": each program holds ROWS whole rows of R elements.\n";
+  k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
+  k << kBody << "cols = tl.arange(0, BLOCK_R)[None, :]\n";
+  k << kBody << "rmask = rows < n_rows\n";
+  k << kBody << "fmask = rmask & (cols < R)\n";
+  if (!layout.rowDims.empty()) {
+    k << kBody << "# the row's coordinates in the dimensions that tell rows apart\n";
+    k << decompose("rows", layout.rowDims, "r", "rs");
+  }
+  k << kBody << "# the column's coordinates in the dimensions a row runs over\n";
+  k << decompose("cols", layout.colDims, "k", "cs");
+  for (const auto& o : ops) {
+    const std::string dtype = dtypeOf(g, o.value);
+    k << kBody << o.arg << " = tl.load(" << address(o.arg, o.rowSpace, "p_" + o.arg)
+      << ", mask=" << (o.rowSpace ? "rmask" : "fmask")
+      << ", other=" << (isFloat(dtype) ? "0.0" : "0") << ")" << widen(dtype) << "\n";
+  }
+  k << body;
+  for (const auto& s : group.stores) {
+    const bool rowOnly = isRow(s);
+    k << kBody << "tl.store(" << address("out_" + s, rowOnly, "out_" + s) << ", " << var(s)
+      << ", mask=" << (rowOnly ? "rmask" : "fmask") << ")\n";
+  }
+
+  std::vector<std::string> within;
+  for (int d : layout.colDims) within.push_back(layout.colExtent(d, dom));
+  const int rowsCap = 16384;
+  std::ostringstream h;
+  h << kHost << "# group " << index << ": " << nodeList(g, group) << " (row program over dim "
+    << what << ")\n";
+  h << kHost << dom << " = " << host.shape(group.domain, domAlt) << "\n";
+  for (const auto& s : group.stores) h << allocate(g, s, host);
+  h << kHost << "_R = " << join(within, " * ") << "\n";
+  h << kHost << "_rows = _prod(" << dom << ") // _R\n";
+  h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
+  h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
+  h << bindOperands(ops);
+  h << kHost << name << "[(triton.cdiv(_rows, _per),)](" << join(sig.args, ", ")
+    << ", ROWS=_per, BLOCK_R=_block_r" << launchOptions(t) << ")\n";
+  return LoweredGroup{k.str(), h.str(),
+                      "group " + std::to_string(index) + " row program [" + nodeList(g, group) +
+                          "] over dim " + what + ": whole rows in registers, ROWS=" +
+                          std::to_string(t.rows) + ", warps=" + std::to_string(t.warps)};
+}
+
+}  // namespace crucible::synth

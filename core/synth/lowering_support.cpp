@@ -1,0 +1,178 @@
+#include "core/synth/lowering_support.h"
+
+#include "core/synth/pointwise_expr.h"
+
+namespace crucible::synth {
+
+using nlohmann::json;
+
+std::string var(const std::string& name) {
+  return "v_" + name;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string s;
+  for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
+  return s;
+}
+
+Shape shapeOfValue(const OpGraph& g, const std::string& name) {
+  if (const auto* n = g.node(name)) return n->shape;
+  if (const auto* v = g.value(name)) return v->shape;
+  return {};
+}
+
+std::optional<Shape> altShapeOfValue(const OpGraph& g, const std::string& name) {
+  if (const auto* n = g.node(name)) return n->altShape;
+  if (const auto* v = g.value(name)) return v->parameter ? std::optional(v->shape) : v->altShape;
+  return std::nullopt;
+}
+
+std::string dtypeOf(const OpGraph& g, const std::string& name) {
+  if (const auto* n = g.node(name)) return n->dtype;
+  if (const auto* v = g.value(name)) return v->dtype;
+  return "";
+}
+
+bool isFloat(const std::string& dtype) {
+  return dtype == "float32" || dtype == "float16" || dtype == "bfloat16" || dtype == "float64";
+}
+
+std::string widen(const std::string& dtype) {
+  return dtype == "float16" || dtype == "bfloat16" ? ".to(tl.float32)" : "";
+}
+
+std::string origin(const OpNode& n) {
+  return "  # " + n.op + " (line " + std::to_string(n.line) + ")\n";
+}
+
+std::string statement(const OpNode& n, const std::string& expr) {
+  return std::string(kBody) + var(n.name) + " = " + expr + origin(n);
+}
+
+std::vector<int> intList(const json& v, std::size_t n, int fallback) {
+  std::vector<int> out;
+  if (v.is_number_integer()) out.assign(n, v.get<int>());
+  if (v.is_array()) {
+    for (const auto& x : v) out.push_back(x.is_number_integer() ? x.get<int>() : fallback);
+  }
+  if (out.size() == 1 && n > 1) out.assign(n, out[0]);
+  if (out.size() != n) out.assign(n, fallback);
+  return out;
+}
+
+GroupState::GroupState(const OpGraph& graph, const FusionGroup& group) {
+  for (int i : group.nodes) inside_.insert(graph.nodes[i].name);
+}
+
+std::string GroupState::operand(const Operand& o, bool rowSpace, const std::string& hostView) {
+  if (o.isNone()) return "None";
+  if (!o.isRef()) return floatLiteral(*o.number);
+  if (inside(o.ref)) return var(o.ref);
+  const std::string key = o.ref + (rowSpace ? "#row" : "");
+  auto it = loads_.find(key);
+  if (it != loads_.end()) return it->second.arg;
+  KernelOperand k{o.ref, hostView, "x" + std::to_string(loads_.size()), rowSpace};
+  order_.push_back(key);
+  loads_[key] = k;
+  return k.arg;
+}
+
+std::vector<KernelOperand> GroupState::operands() const {
+  std::vector<KernelOperand> out;
+  for (const auto& key : order_) out.push_back(loads_.at(key));
+  return out;
+}
+
+void KernelSignature::addPointers(const std::vector<KernelOperand>& ops,
+                                  const std::vector<std::string>& stores,
+                                  const std::function<std::string(const std::string&)>& storeArg) {
+  for (const auto& o : ops) add("p_" + o.arg, "_" + o.arg);
+  for (const auto& s : stores) add("out_" + s, storeArg(s));
+}
+
+void KernelSignature::addStrides(const std::vector<KernelOperand>& ops, int rank) {
+  for (const auto& o : ops) {
+    for (int d = 0; d < rank; ++d) params.push_back(o.arg + "_s" + std::to_string(d));
+    args.push_back("*_" + o.arg + ".stride()");
+  }
+}
+
+void KernelSignature::constexprs(const std::vector<std::string>& names) {
+  for (const auto& n : names) params.push_back(n + ": tl.constexpr");
+}
+
+std::string KernelSignature::def(const std::string& name) const {
+  return "@triton.jit\ndef " + name + "(" + join(params, ", ") + "):\n";
+}
+
+std::string nodeList(const OpGraph& g, const FusionGroup& group) {
+  std::vector<std::string> ops;
+  for (int i : group.nodes) ops.push_back(g.nodes[i].op);
+  return join(ops, " -> ");
+}
+
+std::string allocate(const OpGraph& g, const std::string& name, const HostContext& host) {
+  return std::string(kHost) + var(name) + " = torch.empty(" +
+         host.shape(shapeOfValue(g, name), altShapeOfValue(g, name)) + ", device=" + host.device +
+         ", dtype=torch." + dtypeOf(g, name) + ")\n";
+}
+
+std::string broadcastTo(const HostContext& host, const std::string& name,
+                        const std::string& target) {
+  return host.value(name) + ".expand(" + target + ")";
+}
+
+std::string channelView(const HostContext& host, const std::string& name, int rank,
+                        const std::string& target) {
+  std::string ones;
+  for (int i = 2; i < rank; ++i) ones += ", 1";
+  return host.value(name) + ".reshape(-1" + ones + ").expand(" + target + ")";
+}
+
+std::function<std::string(const std::string&)> broadcastView(const HostContext& host,
+                                                             const std::string& dom) {
+  return [&host, dom](const std::string& ref) { return broadcastTo(host, ref, dom); };
+}
+
+bool lowerEpilogue(const OpGraph& g, const FusionGroup& group, GroupState& st,
+                   const std::function<std::string(const std::string&)>& view, std::string& body,
+                   std::string& why) {
+  for (std::size_t i = 1; i < group.nodes.size(); ++i) {
+    const OpNode& n = g.nodes[group.nodes[i]];
+    std::vector<std::string> args;
+    for (const auto& in : n.inputs) {
+      args.push_back(st.operand(in, false, in.isRef() && !st.inside(in.ref) ? view(in.ref) : ""));
+    }
+    auto e = pointwiseExpr(n, args, why);
+    if (!e) return false;
+    body += statement(n, *e);
+  }
+  return true;
+}
+
+std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops,
+                         const std::vector<std::string>& coords, const std::string& mask) {
+  std::string lines;
+  for (const auto& o : ops) {
+    std::vector<std::string> terms;
+    for (std::size_t d = 0; d < coords.size(); ++d)
+      terms.push_back(coords[d] + " * " + o.arg + "_s" + std::to_string(d));
+    lines += std::string(kBody) + o.arg + " = tl.load(p_" + o.arg + " + " + join(terms, " + ") +
+             ", mask=" + mask + ", other=0.0)" + widen(dtypeOf(g, o.value)) + "\n";
+  }
+  return lines;
+}
+
+std::string bindOperands(const std::vector<KernelOperand>& ops) {
+  std::string lines;
+  for (const auto& o : ops) lines += std::string(kHost) + "_" + o.arg + " = " + o.hostView + "\n";
+  return lines;
+}
+
+std::string launchOptions(const Tiling& t) {
+  return ", num_warps=" + std::to_string(t.warps) +
+         (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : "");
+}
+
+}  // namespace crucible::synth
