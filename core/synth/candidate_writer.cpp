@@ -15,9 +15,11 @@ constexpr const char* kImports =
     "import triton.language as tl\n";
 
 constexpr const char* kHelpers =
-    "def _strides3(t):\n"
-    "    \"\"\"A matrix's strides as (batch, row, column), batch 0 for a single matrix.\"\"\"\n"
-    "    return (0, *t.stride()) if t.dim() == 2 else tuple(t.stride())\n"
+    "def _strides4(t):\n"
+    "    \"\"\"A stack of matrices' strides as (batch 0, batch 1, row, column): a single matrix\n"
+    "    has neither batch dim, a 3-d stack only batch 0.\"\"\"\n"
+    "    s = tuple(t.stride())\n"
+    "    return (0, 0, *s) if t.dim() == 2 else (s[0], 0, *s[1:]) if t.dim() == 3 else s\n"
     "\n"
     "\n"
     "def _prod(shape):\n"

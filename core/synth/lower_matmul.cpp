@@ -1,5 +1,6 @@
 // Matrix products (linear, matmul, mm, bmm): tl.dot over a K loop, the epilogue applied to the
 // accumulator tile before the single store.
+#include <algorithm>
 #include <sstream>
 
 #include "core/synth/lowering_support.h"
@@ -69,9 +70,11 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
     why = mm.op + " of a vector";
     return std::nullopt;
   }
-  // flat: B is one matrix, A's leading dims fold into M; batched: both are stacks of matrices.
+  // flat: B is one matrix, A's leading dims fold into M; batched: both are stacks of matrices
+  // over the same one or two batch dims (attention's (batch, heads)).
   const bool flat = bs.size() == 2;
-  const bool batched = !flat && as.size() == 3 && bs.size() == 3;
+  const bool batched = !flat && as.size() == bs.size() && (as.size() == 3 || as.size() == 4) &&
+                       std::equal(as.begin(), as.end() - 2, bs.begin());
   if (!flat && !batched) {
     why = mm.op + " of shapes with ranks " + std::to_string(as.size()) + " and " +
           std::to_string(bs.size());
@@ -98,13 +101,14 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   sig.add("b", "_b");
   if (bias != "None") sig.add("bias", "_bias");
   sig.addPointers(ops, group.stores, [](const std::string& s) { return "_o_" + s; });
-  for (const char* p : {"M", "N", "K", "a_sb", "a_sm", "a_sk", "b_sb", "b_sk", "b_sn"})
+  for (const char* p :
+       {"M", "N", "K", "B1", "a_sb0", "a_sb1", "a_sm", "a_sk", "b_sb0", "b_sb1", "b_sk", "b_sn"})
     sig.params.push_back(p);
-  sig.args.insert(sig.args.end(), {"_M", "_N", "_K", "*_strides3(_a)", "*_strides3(_b)"});
+  sig.args.insert(sig.args.end(), {"_M", "_N", "_K", "_B1", "*_strides4(_a)", "*_strides4(_b)"});
   if (bias != "None") sig.add("bias_s", "_bias.stride(0)");
   auto tileStrides = [&](const std::string& p, const std::string& hostName) {
-    for (const char* s : {"_sb", "_sm", "_sn"}) sig.params.push_back(p + s);
-    sig.args.push_back("*_strides3(" + hostName + ")");
+    for (const char* s : {"_sb0", "_sb1", "_sm", "_sn"}) sig.params.push_back(p + s);
+    sig.args.push_back("*_strides4(" + hostName + ")");
   };
   for (const auto& o : ops) tileStrides(o.arg, "_" + o.arg);
   for (const auto& s : group.stores) tileStrides("out_" + s, "_o_" + s);
@@ -112,8 +116,8 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   if (t.groupM > 1) sig.constexprs({"GROUP_M"});
 
   auto tile = [](const std::string& p, const std::string& pointer) {
-    return pointer + " + pid_b * " + p + "_sb + rm[:, None] * " + p + "_sm + rn[None, :] * " + p +
-           "_sn";
+    return pointer + " + b0 * " + p + "_sb0 + b1 * " + p + "_sb1 + rm[:, None] * " + p +
+           "_sm + rn[None, :] * " + p + "_sn";
   };
   const std::string b2 = std::string(kBody) + kBody;
   std::ostringstream k;
@@ -122,16 +126,20 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
     << ": a BLOCK_M x BLOCK_N tile of the product per program, accumulated in fp32 over K,\n"
     << kBody << "# then the epilogue on the tile before the single store.\n";
   k << programOrder(t, "M", "N");
+  k << kBody << "# the matrix of the batch: (b0, b1) over up to two batch dims\n";
   k << kBody << "pid_b = tl.program_id(2)\n";
+  k << kBody << "b0 = pid_b // B1\n" << kBody << "b1 = pid_b % B1\n";
   k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
   k << kBody << "rk = tl.arange(0, BLOCK_K)\n";
   k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
   k << kBody << "for k0 in range(0, K, BLOCK_K):\n";
   k << b2 << "kk = k0 + rk\n";
-  k << b2 << "a_tile = tl.load(a + pid_b * a_sb + rm[:, None] * a_sm + kk[None, :] * a_sk,\n"
+  k << b2
+    << "a_tile = tl.load(a + b0 * a_sb0 + b1 * a_sb1 + rm[:, None] * a_sm + kk[None, :] * a_sk,\n"
     << b2 << "                 mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)\n";
-  k << b2 << "b_tile = tl.load(b + pid_b * b_sb + kk[:, None] * b_sk + rn[None, :] * b_sn,\n"
+  k << b2
+    << "b_tile = tl.load(b + b0 * b_sb0 + b1 * b_sb1 + kk[:, None] * b_sk + rn[None, :] * b_sn,\n"
     << b2 << "                 mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)\n";
   k << b2 << "acc += " << dotCall(t) << "\n";
   k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < N)\n";
@@ -156,12 +164,14 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   }
   if (bias != "None") h << kHost << "_bias = " << host.value(bias) << "\n";
   h << kHost << "_M, _K, _N = _a.shape[-2], _a.shape[-1], _b.shape[-1]\n";
+  h << kHost << "_B1 = " << (as.size() == 4 && batched ? "_a.shape[1]" : "1") << "\n";
   for (const auto& s : group.stores) {
     h << allocate(g, s, host);
     h << kHost << "_o_" << s << " = " << var(s) << (flat ? ".view(-1, _N)" : "") << "\n";
   }
   h << bindOperands(ops);
-  h << kHost << "_grid = " << productGrid(t, "_M", "_N", batched ? "_a.shape[0]" : "1") << "\n";
+  h << kHost << "_grid = " << productGrid(t, "_M", "_N", batched ? "_prod(_a.shape[:-2])" : "1")
+    << "\n";
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << productConstants(t)
     << launchOptions(t) << ")\n";
   return LoweredGroup{k.str(), h.str(),

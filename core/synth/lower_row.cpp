@@ -228,9 +228,12 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   h << kHost << "_rows = _prod(" << dom << ") // _R\n";
   h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
   h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
+  // Long rows (a norm over a whole image) get more warps, so each thread holds fewer elements.
+  h << kHost << "_warps = max(" << t.warps << ", min(16, _block_r // 2048))\n";
   h << bindOperands(ops);
   h << kHost << name << "[(triton.cdiv(_rows, _per),)](" << join(sig.args, ", ")
-    << ", ROWS=_per, BLOCK_R=_block_r" << launchOptions(t) << ")\n";
+    << ", ROWS=_per, BLOCK_R=_block_r, num_warps=_warps"
+    << (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : "") << ")\n";
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " row program [" + nodeList(g, group) +
                           "] over dim " + what + ": whole rows in registers, ROWS=" +

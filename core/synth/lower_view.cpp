@@ -30,6 +30,14 @@ std::optional<LoweredGroup> lowerView(const OpGraph& g, const FusionGroup& group
     std::vector<std::string> ds;
     for (const auto& dd : dims) ds.push_back(dd.dump());
     e = x + ".permute(" + join(ds, ", ") + ")";
+  } else if (n.op == "index") {
+    // Basic indexing only (the trace stage writes ints, constant slices, None and ...).
+    const std::string key = at.value("key", std::string());
+    if (key.empty() || key.find_first_not_of("0123456789-:, .Noe") != std::string::npos) {
+      why = "indexing with " + (key.empty() ? std::string("a computed key") : key);
+      return std::nullopt;
+    }
+    e = x + "[" + key + "]";
   } else if (n.op == "contiguous") {
     e = x;  // kernels address operands through their strides
   } else {  // reshape, flatten, unsqueeze, squeeze: the traced result's shape

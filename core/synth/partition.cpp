@@ -36,8 +36,8 @@ const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
 const std::set<std::string> kConv = {
     "conv1d",     "conv2d",     "conv_transpose1d", "conv_transpose2d",    "max_pool1d",
     "max_pool2d", "avg_pool1d", "avg_pool2d",       "adaptive_avg_pool1d", "adaptive_avg_pool2d"};
-const std::set<std::string> kView = {"transpose", "permute", "reshape",    "flatten",
-                                     "unsqueeze", "squeeze", "contiguous", "t"};
+const std::set<std::string> kView = {"transpose", "permute",    "reshape", "flatten", "unsqueeze",
+                                     "squeeze",   "contiguous", "t",       "index"};
 
 bool training(const OpNode& n) {
   return n.attrs.value("training", json(false)) == json(true);

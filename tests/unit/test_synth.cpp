@@ -267,6 +267,31 @@ TEST(SynthCodegen, AdaptivePoolingWithUnevenWindowsAveragesEachWindowItsOwnSize)
   EXPECT_NE(no.unsupported[0].find("count_include_pad"), std::string::npos);
 }
 
+TEST(SynthCodegen, AttentionsFourDimensionalProductsRunOverBothBatchDims) {
+  // q, k = qkv[0], qkv[1] (basic indexing: views); scores = q @ k^T over (batch, heads).
+  json g = {{"inputs", {{{"name", "qkv"}, {"shape", {2, 2, 3, 4, 5}}, {"dtype", "float32"}}}},
+            {"params", json::array()},
+            {"nodes",
+             {node("q", "index", {"qkv"}, {2, 3, 4, 5}, {{"key", "0"}}),
+              node("k", "index", {"qkv"}, {2, 3, 4, 5}, {{"key", "1"}}),
+              node("kt", "transpose", {"k"}, {2, 3, 5, 4}, {{"dim0", -2}, {"dim1", -1}}),
+              node("s", "matmul", {"q", "kt"}, {2, 3, 4, 4})}},
+            {"outputs", {"s"}}};
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_FALSE(r.candidates.empty()) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("v_q = qkv[0]"), std::string::npos);
+  EXPECT_NE(code.find("_B1 = _a.shape[1]"), std::string::npos);
+  EXPECT_NE(code.find("_prod(_a.shape[:-2])"), std::string::npos);
+  EXPECT_NE(code.find("b0 * a_sb0 + b1 * a_sb1"), std::string::npos);
+  // A key the trace stage would never write is refused, not pasted into the candidate.
+  g["nodes"][0]["attrs"]["key"] = "__import__('os')";
+  const SynthResult bad = synthesizeFromTrace(g, source(), {}, "ref.py");
+  EXPECT_TRUE(bad.candidates.empty());
+  ASSERT_FALSE(bad.unsupported.empty());
+  EXPECT_NE(bad.unsupported[0].find("indexing with"), std::string::npos);
+}
+
 TEST(SynthCodegen, WritesAModelNewThatReusesTheConstructorAndLaunchesOnly) {
   SynthRequest request;
   request.maxCandidates = 3;

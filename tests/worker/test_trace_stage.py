@@ -189,3 +189,12 @@ def test_norms_and_transposed_convolutions_have_one_spelling(tmp_path):
     assert by_op["batch_norm"][0]["attrs"]["training"] is True
     assert by_op["adaptive_avg_pool1d"][0]["shape"] == [2, 8, 5]
     assert by_op["avg_pool2d"][0]["attrs"]["ceil_mode"] is True
+
+
+def test_basic_indexing_is_an_index_view_with_its_key(tmp_path):
+    facts = trace(tmp_path, REFERENCE.replace(
+        "return torch.softmax(y - z, dim=-1), x.T",
+        "a, b = y.reshape(2, 2, 8)\n        return a[:, 1:3] + b[..., None, 0], x[0]"))
+    assert facts["error"] is None
+    keys = [n["attrs"]["key"] for n in facts["graph"]["nodes"] if n["op"] == "index"]
+    assert keys == ["0", "1", ":, 1:3", "..., None, 0", "0"]

@@ -371,6 +371,33 @@ def _line_of(node, path):
     return line
 
 
+def _basic_index(key):
+    """A basic index (ints, constant slices, None, Ellipsis, or a tuple of them) as the Python
+    text between the brackets; None for anything else (tensors, traced values)."""
+    def one(k):
+        if isinstance(k, bool):
+            return None
+        if isinstance(k, int):
+            return str(k)
+        if k is None:
+            return "None"
+        if k is Ellipsis:
+            return "..."
+        if isinstance(k, slice):
+            parts = [k.start, k.stop, k.step]
+            if any(p is not None and (isinstance(p, bool) or not isinstance(p, int))
+                   for p in parts):
+                return None
+            text = ":".join("" if p is None else str(p) for p in parts[:2])
+            return text + (f":{k.step}" if k.step is not None else "")
+        return None
+    items = key if isinstance(key, tuple) else (key,)
+    texts = [one(k) for k in items]
+    if any(t is None for t in texts):
+        return None
+    return ", ".join(texts) + ("," if isinstance(key, tuple) and len(texts) == 1 else "")
+
+
 def _jsonable(value):
     """Attributes as JSON: tuples as lists, dtypes as names, anything else as text."""
     if value is None or isinstance(value, (bool, int, str)):
@@ -555,6 +582,11 @@ class _Converter:
         if key in ("shape", "dtype", "device", "ndim") or source in self.meta_values:
             self.meta_values.add(node)
             self._emit(node, "meta", [], {"target": str(key)})
+            return
+        index = _basic_index(key)
+        if index is not None and isinstance(source, torch.fx.Node):
+            # x[0], x[:, 1:3], q, k, v = t: basic indexing, a view of the tensor
+            self._emit(node, "index", [self._operand(source)], {"key": index})
             return
         self._emit(node, "unknown", [self._operand(source)],
                    {"target": f"{node.target.__name__} {key!r}"})
