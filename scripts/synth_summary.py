@@ -1,6 +1,8 @@
 """Summarises `crucible generate --json` results, one file per task (TASK.json in a folder), as
 the synthesizer's benchmark table: per level, tasks lowered, verified, fast_1 (verified and
-faster than eager) and the geometric-mean speedup of the best verified candidate.
+faster than eager) and the geometric-mean speedup of the best verified candidate. Where the
+winner was re-verified alone (TASK.timed.json, `crucible verify --json`, from device-synth.sh's
+timing phase), that run's verdict and speedup count instead of the search's.
 Usage: python3 scripts/synth_summary.py DIR"""
 import json
 import math
@@ -16,16 +18,32 @@ def best_speedup(result):
     return None
 
 
+def read_json(path):
+    try:
+        return json.loads(path.read_text() or "{}")
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def timed_speedup(path, search_speedup):
+    """The lone re-verification's speedup (None when it did not verify); the search's figure
+    when there was no timing run."""
+    timed = path.with_name(path.stem + ".timed.json")
+    if not timed.exists():
+        return search_speedup
+    result = read_json(timed)
+    return result.get("speedup") if result.get("verdict") == "verified" else None
+
+
 def main(folder):
     rows = {}
     for path in sorted(pathlib.Path(folder).glob("level*.json")):
+        if path.name.endswith(".timed.json"):
+            continue
         level = path.stem.split("_")[0]
-        try:
-            result = json.loads(path.read_text() or "{}")
-        except json.JSONDecodeError:
-            result = {}
+        result = read_json(path)
         candidates = result.get("candidates", [])
-        speedup = best_speedup(result)
+        speedup = timed_speedup(path, best_speedup(result))
         rows.setdefault(level, []).append((path.stem, bool(candidates), speedup))
         verdicts = ",".join(c.get("verdict", "?") for c in candidates) or "not lowered"
         print(f"{path.stem:45s} {verdicts:30s} {'' if speedup is None else f'{speedup:.2f}x'}")
