@@ -5,8 +5,9 @@
 #   scripts/synth-coverage.sh [--backend interpret|opencl|cuda] [--levels "1 2"] [--out DIR] [--shrink]
 #                             [--only REGEX]
 # --only keeps the tasks whose name (levelN/FILE, without .py) matches the extended regex.
-# --shrink verifies copies of the tasks with their module-level size constants capped (batch 3,
-# height/width 12, channels 8, groups 4, other sizes 48), so a CPU backend covers every task in minutes.
+# --shrink verifies copies of the tasks with their module-level size constants capped
+# (scripts/synth_shrink.py: batch 3, height/width 12, channels 8, groups 4, other sizes 48), so a
+# CPU backend covers every task in minutes.
 # Needs a built build/bin/crucible. Candidates and verifier JSON are kept in DIR. TRIALS (default
 # 1), REPS (timed repetitions, default 10) and TIMEOUT (seconds per candidate) tune the verifier.
 set -u
@@ -40,20 +41,7 @@ for level in $levels; do
     dir=$out/$name
     mkdir -p "$dir"
     if [ "$shrink" = 1 ]; then
-      python3 - "$ref" "$dir/$(basename "$ref")" <<'PY'
-import re, sys
-caps = {"batch_size": 3, "height": 12, "width": 12, "channels": 8, "in_channels": 8, "num_groups": 4,
-        "out_channels": 8}
-size_names = {"dim", "dim1", "dim2", "features", "in_features", "out_features", "seq_len",
-              "length", "m", "n", "k", "head_dim", "num_classes", "reduce_size"}
-def cap(match):
-    name, value = match.group(1), int(match.group(2))
-    limit = caps.get(name, 48 if name in size_names else None)
-    return f"{name} = {value if limit is None else min(value, limit)}"
-source = open(sys.argv[1], encoding="utf-8").read()
-open(sys.argv[2], "w", encoding="utf-8").write(
-    re.sub(r"^([a-z_0-9]+) = (\d+)$", cap, source, flags=re.M))
-PY
+      python3 "$here/scripts/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
       ref=$dir/$(basename "$ref")
     fi
     total=$((total + 1))
