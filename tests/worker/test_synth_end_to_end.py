@@ -27,7 +27,7 @@ CASES = {
                                          "out_features": 96}, 1),
     "level2/23_Linear_Residual_RMSNorm.py": ({"batch_size": 2, "seq_len": 8, "features": 64}, 1),
     "level2/3_Conv2d_ReLU_BiasAdd.py": ({"batch_size": 1, "height": 16, "width": 16}, 1),
-    # candidate 0 direct loops, candidate 1 implicit GEMM (the opencl menu's order)
+    # candidate 0 implicit GEMM, candidate 1 direct loops (the opencl menu's order)
     "level1/11_Conv_transpose2d.py": ({"batch_size": 1, "in_channels": 4, "out_channels": 4,
                                        "height": 5, "width": 5}, 2),
     "level1/24_GroupNorm.py": ({"batch_size": 2, "num_groups": 4, "channels": 8, "height": 6,
