@@ -1,5 +1,6 @@
 #include "core/synth/candidate_writer.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace crucible::synth {
@@ -51,6 +52,21 @@ std::optional<std::string> batchSource(const OpGraph& g) {
   return std::nullopt;
 }
 
+/// A parameter's attribute path as Python on self: numbered children of nn.Sequential and
+/// nn.ModuleList are indexed ("network.0.weight" -> self.network[0].weight).
+std::string attributePath(const std::string& path) {
+  std::string out = "self";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    const std::string part = path.substr(start, dot - start);
+    const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+    out += index ? "[" + part + "]" : "." + part;
+    start = dot + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Partition& partition,
@@ -61,7 +77,7 @@ std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Parti
   HostContext host;
   host.value = [&](const std::string& name) -> std::string {
     if (graph.node(name)) return "v_" + name;
-    if (const auto* v = graph.value(name)) return v->parameter ? "self." + name : name;
+    if (const auto* v = graph.value(name)) return v->parameter ? attributePath(name) : name;
     return name;
   };
   host.shape = [&](const Shape& shape, const std::optional<Shape>& alt) -> std::string {

@@ -292,6 +292,15 @@ TEST(SynthCodegen, AttentionsFourDimensionalProductsRunOverBothBatchDims) {
   EXPECT_NE(bad.unsupported[0].find("indexing with"), std::string::npos);
 }
 
+TEST(SynthCodegen, ParametersOfNumberedChildrenAreIndexed) {
+  json g = linearGraph();
+  g["params"][0]["name"] = "network.0.weight";
+  g["nodes"][0]["inputs"][1] = "network.0.weight";
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_FALSE(r.candidates.empty());
+  EXPECT_NE(r.candidates[0].code.find("self.network[0].weight.t()"), std::string::npos);
+}
+
 TEST(SynthCodegen, WritesAModelNewThatReusesTheConstructorAndLaunchesOnly) {
   SynthRequest request;
   request.maxCandidates = 3;
