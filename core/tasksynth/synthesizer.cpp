@@ -8,6 +8,7 @@
 
 #include "core/tasksynth/rng.h"
 #include "core/tasksynth/task_writer.h"
+#include "core/util/atomic_file.h"
 
 namespace crucible::tasksynth {
 
@@ -19,17 +20,6 @@ namespace {
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Writes next to the target and renames, so an interrupted run never leaves half a file.
-void writeAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
 }
 
 /// A private scratch folder for the candidates and their outputs, removed at the end.
@@ -81,7 +71,7 @@ void prepareOutDir(const SynthOptions& o) {
 void writeIndex(const SynthOptions& o, const SynthReport& report) {
   nlohmann::ordered_json index = nlohmann::ordered_json::array();
   for (const auto& t : report.tasks) index.push_back(indexEntry(t, o.seed));
-  writeAtomically(o.outDir / "index.json", index.dump(2) + "\n");
+  writeFileAtomically(o.outDir / "index.json", index.dump(2) + "\n");
 }
 
 }  // namespace
@@ -180,7 +170,7 @@ SynthReport synthesize(const SynthOptions& o, const SynthProgressFn& progress,
         c.flops = shapes.flops;
         c.bytes = shapes.bytes;
         c.staged = scratch.root() / ("candidate_" + std::to_string(index) + ".py");
-        writeAtomically(c.staged, c.text.source);
+        writeFileAtomically(c.staged, c.text.source);
         batch.push_back(std::move(c));
       } catch (const ShapeError& e) {
         report.solveSeconds += secondsSince(solveStart);
@@ -224,7 +214,7 @@ SynthReport synthesize(const SynthOptions& o, const SynthProgressFn& progress,
       t.flops = c.flops;
       t.bytes = c.bytes;
       t.ms = results[i].ms;
-      writeAtomically(o.outDir / t.file, c.text.source);
+      writeFileAtomically(o.outDir / t.file, c.text.source);
       for (const auto& op : t.sequence) report.coverage[op]++;
       report.tasks.push_back(std::move(t));
     }
