@@ -24,4 +24,7 @@ int runTasks(const std::vector<std::string>& args, std::ostream& out, std::ostre
 /// `crucible synth REFERENCE [-n N] [--backend B] [--out DIR] [--json]` (synth_command.cpp).
 int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible bench DIR [options]` and `crucible bench --compare FILE` (bench_command.cpp).
+int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace crucible::cli

@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "  sessions list | show ID            read back stored sessions\n"
     "  tasks synth | list                 synthesize reference tasks; list a task folder\n"
     "  synth REFERENCE.py                 the built-in synthesizer's candidates (unverified)\n"
+    "  bench DIR                          generate and verify every task; KernelBench metrics\n"
     "\n"
     "Run `crucible <command> --help` for a command's options.\n";
 }
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   if (command == "generate") return crucible::cli::runGenerate(args, std::cout, std::cerr);
   if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
   if (command == "tasks") return crucible::cli::runTasks(args, std::cout, std::cerr);
+  if (command == "bench") return crucible::cli::runBench(args, std::cout, std::cerr);
   std::cerr << "crucible: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

@@ -1,0 +1,165 @@
+// `crucible bench` through the real binary, the fast part (label cli): one task the built-in
+// synthesizer cannot lower (group norm), so the run is a trace and no verification; the JSON's
+// keys, the report folder, resuming without redoing the task, settings that do not match,
+// --compare on the eval_results.json it wrote, and bad usage. The full run with verified kernels
+// is tests/cli/slow/test_bench_run.cpp (label slow).
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/util/locations.h"
+#include "tests/cli/cli_run.h"
+
+namespace crucible {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::runCli;
+
+const std::string kSource = CRUCIBLE_TEST_SOURCE_DIR;
+
+class BenchCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("crucible-bench-cli-" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "tasks");
+    fs::copy_file(kSource + "/resources/tasks/level1/24_GroupNorm.py",
+                  dir_ / "tasks" / "24_GroupNorm.py");
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static inline fs::path dir_;
+};
+
+std::vector<std::string> benchArgs(const fs::path& dir) {
+  return {"bench",
+          (dir / "tasks").string(),
+          "--backend",
+          "interpret",
+          "--trials",
+          "1",
+          "--reps",
+          "1",
+          "--no-db",
+          "--report",
+          (dir / "report").string(),
+          "--json"};
+}
+
+TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
+  const auto first = runCli(benchArgs(dir_));
+  ASSERT_EQ(first.exitCode, 0) << first.err << first.out;
+  const json result = json::parse(first.out);
+  for (const char* key : {"tasks", "correct_rate", "fast_p", "fast_p_vs_compile", "geomean_speedup",
+                          "shrunk", "pass_at_k", "settings", "resumed"}) {
+    EXPECT_TRUE(result.contains(key)) << key;
+  }
+  ASSERT_EQ(result["tasks"].size(), 1u);
+  const json& row = result["tasks"][0];
+  EXPECT_EQ(row["id"], "24_GroupNorm");
+  EXPECT_EQ(row["problem_id"], 24);
+  EXPECT_TRUE(row["verdict"].is_null());
+  EXPECT_NE(row["error"].get<std::string>().find("cannot lower"), std::string::npos) << row;
+  EXPECT_EQ(result["correct_rate"], 0.0);
+  for (const char* p : {"0", "0.5", "1", "1.5", "2"}) EXPECT_EQ(result["fast_p"][p], 0.0) << p;
+  EXPECT_TRUE(result["fast_p_vs_compile"].is_null());  // nothing was timed
+  EXPECT_TRUE(result["geomean_speedup"].is_null());
+  EXPECT_EQ(result["shrunk"], false);
+  EXPECT_EQ(result["settings"]["backend"], "interpret");
+
+  const fs::path report = dir_ / "report";
+  for (const char* file : {"report.md", "bench.json", "eval_results.json", "run.json",
+                           "results.jsonl", "speedup_distribution.png", "fast_p_curve.png"}) {
+    EXPECT_TRUE(fs::exists(report / file)) << file;
+  }
+  EXPECT_NE(readFile((report / "report.md").string())->find("| 24_GroupNorm |"), std::string::npos);
+  EXPECT_EQ(json::parse(*readFile((report / "eval_results.json").string())),
+            json::parse(R"({"24": []})"));
+
+  // The same command again: the task is not run again.
+  const auto second = runCli(benchArgs(dir_));
+  ASSERT_EQ(second.exitCode, 0) << second.err;
+  EXPECT_NE(second.err.find("resuming: 1 task(s) already finished"), std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("24_GroupNorm: resumed"), std::string::npos) << second.err;
+  const json again = json::parse(second.out);
+  EXPECT_EQ(again["resumed"], 1);
+  EXPECT_EQ(again["tasks"], result["tasks"]);
+
+  // Other settings in the same folder are refused rather than mixed; --fresh starts over.
+  auto other = benchArgs(dir_);
+  other[5] = "2";  // --trials 2
+  const auto refused = runCli(other);
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("trials 2, not 1"), std::string::npos) << refused.err;
+
+  const auto compared =
+      runCli({"bench", "--compare", (report / "eval_results.json").string(), "--json"});
+  ASSERT_EQ(compared.exitCode, 0) << compared.err;
+  EXPECT_EQ(json::parse(compared.out)["correct_rate"], 0.0);
+}
+
+TEST_F(BenchCli, CtrlCStopsCleanlyAndWritesWhatFinished) {
+  const fs::path report = dir_ / "interrupted";
+  std::vector<std::string> args = {CRUCIBLE_TEST_CLI, "bench",        (dir_ / "tasks").string(),
+                                   "--backend",       "interpret",    "--no-db",
+                                   "--report",        report.string()};
+  int err[2];
+  ASSERT_EQ(pipe2(err, O_CLOEXEC), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(err[1], 2);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(err[1]);
+  // Interrupt while the task runs (the synthesizer's trace stage).
+  std::string progress;
+  for (char c = 0; read(err[0], &c, 1) == 1;) {
+    progress += c;
+    if (progress.find("[start] 24_GroupNorm\n") != std::string::npos) break;
+  }
+  ASSERT_NE(progress.find("[start] 24_GroupNorm"), std::string::npos) << progress;
+  kill(pid, SIGINT);
+  for (char c = 0; read(err[0], &c, 1) == 1;) progress += c;
+  close(err[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << progress;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << progress;
+  EXPECT_NE(progress.find("interrupted; 0 of 1 tasks finished"), std::string::npos) << progress;
+  // The report says so; no row was saved, so a rerun runs the task.
+  EXPECT_NE(readFile((report / "report.md").string())->find("**Interrupted**"), std::string::npos);
+  EXPECT_EQ(readFile((report / "results.jsonl").string()).value_or(""), "");
+}
+
+TEST_F(BenchCli, BadUsageAndInput) {
+  EXPECT_EQ(runCli({"bench"}).exitCode, 2);
+  EXPECT_EQ(runCli({"bench", (dir_ / "tasks").string(), "--shrink", "2"}).exitCode, 2);
+  EXPECT_EQ(runCli({"bench", (dir_ / "tasks").string(), "--fresh"}).exitCode, 2);
+  const auto missing = runCli({"bench", (dir_ / "nowhere").string(), "--no-db"});
+  EXPECT_EQ(missing.exitCode, 2);
+  EXPECT_NE(missing.err.find("not a folder"), std::string::npos) << missing.err;
+  std::ofstream(dir_ / "broken.json") << R"({"1": [{"compiled": true}]})";
+  const auto broken = runCli({"bench", "--compare", (dir_ / "broken.json").string()});
+  EXPECT_EQ(broken.exitCode, 2);
+  EXPECT_NE(broken.err.find("correctness"), std::string::npos) << broken.err;
+  const auto help = runCli({"bench", "--help"});
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_NE(help.out.find("--shrink F"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace crucible
