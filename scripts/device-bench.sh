@@ -6,8 +6,8 @@
 #   cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_STATIC_CLI=ON \
 #         -DCRUCIBLE_BUILD_TESTS=OFF
 #   cmake --build build-device --target crucible
-# Usage: [LEVELS="1,2,3"] [SAMPLES=K] [JOBS=J] [TRIALS=N] [BACKEND=cuda] [SHRINK=F] \
-#        scripts/device-bench.sh OUT_DIR
+# Usage: [LEVELS="1,2"] [SAMPLES=K] [JOBS=J] [TRIALS=N] [BACKEND=cuda] [SHRINK=F] \
+#        [TASKS=DIR] [CRUCIBLE_BIN=PATH] scripts/device-bench.sh OUT_DIR
 # OUT_DIR gets report.md, bench.json, eval_results.json (per level), run.json, results.jsonl,
 # bench.db (the stored sessions) and bench.log. The run is resumable: the same command again skips the tasks already in OUT_DIR.
 # JOBS > 1 puts several tasks on the GPU at once, so timings get noisier; the default is 1.
@@ -19,9 +19,9 @@ export CRUCIBLE_PYTHON="${CRUCIBLE_PYTHON:-$(command -v python3)}"
 bin="${CRUCIBLE_BIN:-$root/build-device/bin/crucible}"
 [ -x "$bin" ] || { echo "device-bench.sh: $bin is missing (see the header for the build)" >&2; exit 2; }
 
-args=(bench "$root/resources/tasks" --backend "${BACKEND:-cuda}" --samples "${SAMPLES:-1}"
-      --jobs "${JOBS:-1}" --trials "${TRIALS:-5}" --levels "${LEVELS:-1,2,3}"
-      --report "$out" --db "$out/bench.db" --json)
+args=(bench "${TASKS:-$root/resources/tasks}" --backend "${BACKEND:-cuda}" --samples "${SAMPLES:-1}"
+      --jobs "${JOBS:-1}" --trials "${TRIALS:-5}" --report "$out" --db "$out/bench.db" --json)
+[ -n "${LEVELS:-}" ] && args+=(--levels "$LEVELS")
 [ -n "${SHRINK:-}" ] && args+=(--shrink "$SHRINK")
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>/dev/null || true
 

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -431,9 +432,15 @@ int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostre
           return 2;
         }
         finished = readFinished(resultsFile, err);
+        const auto reused = std::count_if(finished.begin(), finished.end(),
+                                          [](const auto& row) { return row.second.resumable(); });
         if (!finished.empty()) {
-          err << "resuming: " << finished.size() << " task(s) already finished in "
-              << resultsFile.string() << " are not run again (--fresh to redo them)\n";
+          err << "resuming: " << reused << " task(s) already finished in " << resultsFile.string()
+              << " are not run again (--fresh to redo them)";
+          if (reused < static_cast<long>(finished.size())) {
+            err << "; " << finished.size() - reused << " without a kernel run again";
+          }
+          err << "\n";
         }
       }
       writeFileAtomically(runFile, dumpJson(settings));

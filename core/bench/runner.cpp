@@ -109,8 +109,8 @@ class Bench {
       return failed(task, std::string("reference: ") + e.what());
     }
     row.sourceSha256 = store::sha256Hex(reference.source);
-    if (const auto it = finished_.find(task.id);
-        it != finished_.end() && it->second.sourceSha256 == row.sourceSha256) {
+    if (const auto it = finished_.find(task.id); it != finished_.end() && it->second.resumable() &&
+                                                 it->second.sourceSha256 == row.sourceSha256) {
       report(BenchEvent::Kind::Skipped, task, it->second, false);
       return it->second;
     }

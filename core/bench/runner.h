@@ -51,10 +51,11 @@ struct BenchRun {
   bool interrupted = false;       // a stop request ended the run; unfinished tasks are absent
 };
 
-/// Runs `tasks`. A task whose id is in `finished` with the same source SHA-256 (after shrinking)
-/// is not run again. `onEvent` is called from the worker threads, one call at a time. A task whose
-/// reference is refused or whose generator fails is a row with `error` set (it counts as a failed
-/// task); a stop request ends the run after killing what runs, and leaves cut-short tasks out.
+/// Runs `tasks`. A task whose id is in `finished`, resumable (TaskResult::resumable) and with the
+/// same source SHA-256 (after shrinking) is not run again. `onEvent` is called from the worker
+/// threads, one call at a time. A task whose reference is refused or whose generator fails is a row
+/// with `error` set (it counts as a failed task); a stop request ends the run after killing what
+/// runs, and leaves cut-short tasks out.
 BenchRun runBench(const std::vector<BenchTask>& tasks, const BenchOptions& options,
                   const GeneratorFactory& makeGenerator,
                   const std::map<std::string, TaskResult>& finished, std::stop_token stop,

@@ -53,6 +53,7 @@ SampleResult sampleFrom(const Evaluation& e, std::optional<std::int64_t> candida
   s.candidateId = candidateId;
   for (const Flag& f : e.flags) s.flags.push_back(f.id);
   if (e.error) s.error = e.error->stage + ": " + e.error->message;
+  s.infrastructure = e.error && e.error->blame == "infrastructure";
   return s;
 }
 
@@ -64,6 +65,14 @@ int TaskResult::correctSamples() const {
   int n = 0;
   for (const auto& s : samples) n += s.correct ? 1 : 0;
   return n;
+}
+
+bool TaskResult::resumable() const {
+  if (samples.empty()) return false;
+  for (const auto& s : samples) {
+    if (s.infrastructure) return false;
+  }
+  return true;
 }
 
 std::optional<std::size_t> keptSample(const std::vector<SampleResult>& samples) {
@@ -91,7 +100,8 @@ void to_json(json& j, const SampleResult& s) {
            {"speedup", optionalJson(s.speedup())},
            {"candidate", s.candidateId ? json(*s.candidateId) : json(nullptr)},
            {"flags", s.flags},
-           {"error", s.error.empty() ? json(nullptr) : json(s.error)}};
+           {"error", s.error.empty() ? json(nullptr) : json(s.error)},
+           {"infrastructure", s.infrastructure}};
 }
 
 void from_json(const json& j, SampleResult& s) {
@@ -107,6 +117,7 @@ void from_json(const json& j, SampleResult& s) {
   }
   s.flags = j.value("flags", std::vector<std::string>{});
   if (j.contains("error") && j.at("error").is_string()) s.error = j.at("error").get<std::string>();
+  s.infrastructure = j.value("infrastructure", false);
 }
 
 // The row repeats the kept sample's numbers at the top level (what a table or a plot wants);

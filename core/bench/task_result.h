@@ -25,6 +25,7 @@ struct SampleResult {
   std::optional<std::int64_t> candidateId;
   std::vector<std::string> flags;  // flag ids
   std::string error;               // "stage: message" when the evaluation could not finish
+  bool infrastructure = false;     // the error was the machine's, not the candidate's
   bool operator==(const SampleResult&) const = default;
 
   /// reference / candidate time when correct and both were timed; nullopt otherwise.
@@ -56,6 +57,10 @@ struct TaskResult {
   const SampleResult* kept() const;
   bool correct() const { return kept() && kept()->correct; }
   int correctSamples() const;
+  /// Whether a rerun may reuse this row: the model wrote at least one sample and no sample's
+  /// evaluation failed for the machine's sake. A task without a kernel (a generator that failed,
+  /// perhaps for a moment; a refused reference) runs again.
+  bool resumable() const;
 };
 
 void to_json(nlohmann::json& j, const SampleResult& sample);

@@ -1,6 +1,6 @@
 // `crucible bench` through the real binary, the fast part (label cli): one task the built-in
 // synthesizer cannot lower (group norm), so the run is a trace and no verification; the JSON's
-// keys, the report folder, resuming without redoing the task, settings that do not match,
+// keys, the report folder, resuming a finished row without redoing it, settings that do not match,
 // --compare on the eval_results.json it wrote, and bad usage. The full run with verified kernels
 // is tests/cli/slow/test_bench_run.cpp (label slow).
 
@@ -83,15 +83,30 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   EXPECT_EQ(json::parse(*readFile((report / "eval_results.json").string())),
             json::parse(R"({"24": []})"));
 
-  // The same command again: the task is not run again.
+  // A task without a kernel is not finished: a rerun would run it again (the generator may have
+  // failed for a moment). A row with a kernel is: rewrite the row as if a kernel had verified
+  // at 2x, and the same command again takes it back instead of running the task.
+  json saved = json::parse(*readFile((report / "results.jsonl").string()));
+  EXPECT_EQ(saved["id"], "24_GroupNorm");
+  saved["samples"] = json::array({{{"verdict", "verified"},
+                                 {"correct", true},
+                                 {"compiled", true},
+                                 {"reference_ms", 2.0},
+                                 {"candidate_ms", 1.0},
+                                 {"compile_ms", nullptr}}});
+  saved["chosen"] = 0;
+  std::ofstream(report / "results.jsonl") << saved.dump() << "\n";
   const auto second = runCli(benchArgs(dir_));
   ASSERT_EQ(second.exitCode, 0) << second.err;
   EXPECT_NE(second.err.find("resuming: 1 task(s) already finished"), std::string::npos)
       << second.err;
   EXPECT_NE(second.err.find("24_GroupNorm: resumed"), std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find("[start]"), std::string::npos) << second.err;
   const json again = json::parse(second.out);
   EXPECT_EQ(again["resumed"], 1);
-  EXPECT_EQ(again["tasks"], result["tasks"]);
+  EXPECT_EQ(again["tasks"][0]["speedup"], 2.0);
+  EXPECT_EQ(again["fast_p"]["1.5"], 1.0);
+  EXPECT_EQ(again["fast_p"]["2"], 0.0);
 
   // Other settings in the same folder are refused rather than mixed; --fresh starts over.
   auto other = benchArgs(dir_);
@@ -103,7 +118,8 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   const auto compared =
       runCli({"bench", "--compare", (report / "eval_results.json").string(), "--json"});
   ASSERT_EQ(compared.exitCode, 0) << compared.err;
-  EXPECT_EQ(json::parse(compared.out)["correct_rate"], 0.0);
+  EXPECT_EQ(json::parse(compared.out)["correct_rate"], 1.0);
+  EXPECT_EQ(json::parse(compared.out)["fast_p"], again["fast_p"]);
 }
 
 TEST_F(BenchCli, CtrlCStopsCleanlyAndWritesWhatFinished) {

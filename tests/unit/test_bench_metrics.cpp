@@ -110,6 +110,15 @@ TEST(BenchMetrics, TheKeptSampleIsTheFastestCorrectOne) {
   EXPECT_FALSE(keptSample({}));
 }
 
+TEST(BenchMetrics, OnlyRowsWithAKernelAndNoMachineFailureAreResumed) {
+  auto tasks = fiveTasks();
+  EXPECT_TRUE(tasks[0].resumable());
+  EXPECT_TRUE(tasks[3].resumable());   // incorrect is a result
+  EXPECT_FALSE(tasks[4].resumable());  // no samples: the generator failed
+  tasks[3].samples[0].infrastructure = true;
+  EXPECT_FALSE(tasks[3].resumable());
+}
+
 TEST(BenchMetrics, ThresholdKeysAreKernelBenchs) {
   std::vector<std::string> keys;
   for (double p : kFastPThresholds) keys.push_back(thresholdKey(p));
