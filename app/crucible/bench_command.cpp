@@ -128,6 +128,7 @@ BenchOptions parse(const std::vector<std::string>& args) {
       o.run.jobs = static_cast<int>(numberOption(args, i, 1));
     } else if (a == "--levels") {
       o.levels = bench::parseLevels(optionValue(args, i));
+      if (o.levels.empty()) throw BadInput("--levels needs at least one level");
     } else if (a == "--limit") {
       o.limit = static_cast<std::size_t>(numberOption(args, i, 1));
     } else if (a == "--shrink") {
@@ -149,7 +150,9 @@ BenchOptions parse(const std::vector<std::string>& args) {
     } else if (a == "--baseline") {
       o.baseline = optionValue(args, i);
     } else if (a == "--level") {
-      o.compareLevel = bench::parseLevels(optionValue(args, i)).at(0);
+      const auto levels = bench::parseLevels(optionValue(args, i));
+      if (levels.size() != 1) throw BadInput("--level takes one level");
+      o.compareLevel = levels[0];
     } else if (!a.empty() && a[0] == '-') {
       throw BadInput("unknown option " + a);
     } else {

@@ -89,11 +89,11 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   json saved = json::parse(*readFile((report / "results.jsonl").string()));
   EXPECT_EQ(saved["id"], "24_GroupNorm");
   saved["samples"] = json::array({{{"verdict", "verified"},
-                                 {"correct", true},
-                                 {"compiled", true},
-                                 {"reference_ms", 2.0},
-                                 {"candidate_ms", 1.0},
-                                 {"compile_ms", nullptr}}});
+                                   {"correct", true},
+                                   {"compiled", true},
+                                   {"reference_ms", 2.0},
+                                   {"candidate_ms", 1.0},
+                                   {"compile_ms", nullptr}}});
   saved["chosen"] = 0;
   std::ofstream(report / "results.jsonl") << saved.dump() << "\n";
   const auto second = runCli(benchArgs(dir_));
@@ -165,6 +165,8 @@ TEST_F(BenchCli, BadUsageAndInput) {
   EXPECT_EQ(runCli({"bench"}).exitCode, 2);
   EXPECT_EQ(runCli({"bench", (dir_ / "tasks").string(), "--shrink", "2"}).exitCode, 2);
   EXPECT_EQ(runCli({"bench", (dir_ / "tasks").string(), "--fresh"}).exitCode, 2);
+  EXPECT_EQ(runCli({"bench", "--compare", "x.json", "--level", ""}).exitCode, 2);
+  EXPECT_EQ(runCli({"bench", (dir_ / "tasks").string(), "--levels", ","}).exitCode, 2);
   const auto missing = runCli({"bench", (dir_ / "nowhere").string(), "--no-db"});
   EXPECT_EQ(missing.exitCode, 2);
   EXPECT_NE(missing.err.find("not a folder"), std::string::npos) << missing.err;
