@@ -33,7 +33,7 @@ std::string cell(std::string text, std::size_t limit = 80) {
 }
 
 std::string speedupText(const std::optional<double>& speedup) {
-  return speedup ? format("%.2fx", *speedup) : "-";
+  return speedup ? format("%.3gx", *speedup) : "-";
 }
 
 }  // namespace
