@@ -484,12 +484,26 @@ class Runner {
     for (const Fd* fd : {&stdout_.read, &stderr_.read, &channel_.read, &bwrapStatus_.read}) {
       if (fd->valid()) setNonBlocking(fd->get());
     }
-    if (spec_.stdinText.empty()) {
-      stdin_.write.reset();
-    } else {
-      setNonBlocking(stdin_.write.get());
-    }
+    stdinPending_ = spec_.stdinText;
+    stdinEnded_ = !spec_.stdinFeed;
+    setNonBlocking(stdin_.write.get());
+    takeFeed();
     return true;
+  }
+
+  /// Moves what the feed was given to the bytes waiting for the child's stdin; closes stdin once
+  /// everything was written and no more will come.
+  void takeFeed() {
+    if (spec_.stdinFeed) {
+      std::uint64_t count;
+      [[maybe_unused]] const auto r = ::read(spec_.stdinFeed->wakeFd(), &count, sizeof count);
+      bool closed = false;
+      stdinPending_.erase(0, stdinOffset_);
+      stdinOffset_ = 0;
+      stdinPending_ += spec_.stdinFeed->take(closed);
+      stdinEnded_ = stdinEnded_ || closed;
+    }
+    if (stdinEnded_ && stdinOffset_ == stdinPending_.size()) stdin_.write.reset();
   }
 
   // The status pipe stays open until exec (close-on-exec) or carries why the child gave up.
@@ -591,8 +605,8 @@ class Runner {
   /// One poll over the output pipes and, while the child runs (sigpipe given), its stdin, its
   /// pidfd and the stop wake-up.
   void pollOnce(int timeoutMs, SigpipeGuard* sigpipe) {
-    std::array<pollfd, 7> fds{};
-    std::array<Fd*, 7> owners{};
+    std::array<pollfd, 8> fds{};
+    std::array<Fd*, 8> owners{};
     std::size_t n = 0;
     auto watch = [&](Fd& fd, short events) {
       if (!fd.valid()) return;
@@ -603,13 +617,21 @@ class Runner {
       watch(*fd, POLLIN);
     }
     if (sigpipe != nullptr) {
-      watch(stdin_.write, POLLOUT);
+      if (stdinOffset_ < stdinPending_.size()) watch(stdin_.write, POLLOUT);
       watch(pidfd_, POLLIN);
       watch(wake_, POLLIN);
+      if (spec_.stdinFeed && stdin_.write.valid()) {
+        fds[n] = {spec_.stdinFeed->wakeFd(), POLLIN, 0};
+        owners[n++] = nullptr;  // the feed owns its descriptor
+      }
     }
     if (::poll(fds.data(), n, timeoutMs) <= 0) return;
     for (std::size_t i = 0; i < n; ++i) {
       if (fds[i].revents == 0) continue;
+      if (owners[i] == nullptr) {
+        takeFeed();
+        continue;
+      }
       Fd& fd = *owners[i];
       if (&fd == &stdin_.write) {
         writeStdin(*sigpipe, fds[i].revents);
@@ -627,13 +649,15 @@ class Runner {
       stdin_.write.reset();  // the child closed its end: the rest is not wanted
       return;
     }
-    const auto& text = spec_.stdinText;
+    const auto& text = stdinPending_;
     const std::size_t len = std::min(kChunkBytes, text.size() - stdinOffset_);
     const ssize_t wrote = ::write(stdin_.write.get(), text.data() + stdinOffset_, len);
     if (wrote > 0) stdinOffset_ += static_cast<std::size_t>(wrote);
     if (wrote < 0 && errno == EPIPE) sigpipe.sawEpipe();
-    if ((wrote < 0 && errno != EAGAIN && errno != EINTR) || stdinOffset_ == text.size()) {
-      stdin_.write.reset();  // all written (EOF tells the child), or the child stopped reading
+    if (wrote < 0 && errno != EAGAIN && errno != EINTR) {
+      stdin_.write.reset();  // the child stopped reading
+    } else if (stdinOffset_ == text.size() && stdinEnded_) {
+      stdin_.write.reset();  // all written: EOF tells the child
     }
   }
 
@@ -649,7 +673,9 @@ class Runner {
     }
     const auto n = static_cast<std::size_t>(got);
     const std::size_t cap = spec_.limits.outputCapBytes;
-    if (&fd == &stdout_.read) {
+    if (&fd == &stdout_.read && spec_.onStdout) {
+      spec_.onStdout(std::string_view(buf, n));
+    } else if (&fd == &stdout_.read) {
       CappedText{result_.stdoutText, result_.stdoutDropped, cap}.append(buf, n);
     } else if (&fd == &stderr_.read) {
       CappedText{result_.stderrText, result_.stderrDropped, cap}.append(buf, n);
@@ -738,7 +764,9 @@ class Runner {
 
   Pipe stdin_, stdout_, stderr_, channel_, bwrapStatus_, execStatus_;
   Fd pidfd_, wake_;
+  std::string stdinPending_;  // stdinText, then what the feed gives
   std::size_t stdinOffset_ = 0;
+  bool stdinEnded_ = true;  // no more bytes will come (no feed, or the feed was closed)
   std::string bwrapStatusText_;
   bool bwrapStatusWanted_ = false;  // bwrap reports on a status descriptor (--json-status-fd)
 
@@ -827,6 +855,41 @@ nlohmann::json ExecutionResult::toJson() const {
           {"stdout", validUtf8(stdoutText)}, {"stderr", validUtf8(stderrText)},
           {"stdout_dropped", stdoutDropped}, {"stderr_dropped", stderrDropped},
           {"channel", std::move(lines)},     {"channel_dropped", channelDropped}};
+}
+
+StdinFeed::StdinFeed() : wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+StdinFeed::~StdinFeed() {
+  if (wake_ >= 0) ::close(wake_);
+}
+
+void StdinFeed::wake() const {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_, &one, sizeof one);
+}
+
+bool StdinFeed::write(std::string_view bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    pending_.append(bytes);
+  }
+  wake();
+  return true;
+}
+
+void StdinFeed::close() {
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  wake();
+}
+
+std::string StdinFeed::take(bool& closed) {
+  std::lock_guard lock(mutex_);
+  closed = closed_;
+  return std::exchange(pending_, {});
 }
 
 ExecutionResult run(const ProcessSpec& spec, std::stop_token stop) {

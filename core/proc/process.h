@@ -5,18 +5,48 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace crucible::proc {
 
+/// Bytes for the stdin of a long-lived child, given while it runs (requests to the model engine).
+/// Any thread may write; the thread inside run() hands the bytes over as the child reads them.
+class StdinFeed {
+ public:
+  StdinFeed();
+  ~StdinFeed();
+  StdinFeed(const StdinFeed&) = delete;
+  StdinFeed& operator=(const StdinFeed&) = delete;
+
+  /// Queues bytes; false once the feed is closed.
+  bool write(std::string_view bytes);
+  /// End of input for the child once what is queued has been written.
+  void close();
+
+  // For run(): an eventfd that becomes readable when bytes or the close arrive, and the queue.
+  int wakeFd() const { return wake_; }
+  std::string take(bool& closed);
+
+ private:
+  void wake() const;
+  std::mutex mutex_;
+  std::string pending_;
+  bool closed_ = false;
+  int wake_ = -1;
+};
+
 struct Limits {
   std::chrono::milliseconds wallTimeout{120'000};
-  std::optional<std::uint64_t> memoryBytes;  // resident memory of the whole group (watchdog)
+  std::optional<std::uint64_t> memoryBytes;        // resident memory of the whole group (watchdog)
   std::optional<std::uint64_t> addressSpaceBytes;  // RLIMIT_AS; leave unset for CUDA
   std::optional<std::uint64_t> cpuSeconds;         // RLIMIT_CPU
   std::uint64_t fileSizeBytes = 2ULL << 30;        // RLIMIT_FSIZE
@@ -31,13 +61,19 @@ struct SandboxSpec {
 };
 
 struct ProcessSpec {
-  std::vector<std::string> argv;          // argv[0] resolved to an absolute path by the caller
-  std::map<std::string, std::string> env; // the child's whole environment
+  std::vector<std::string> argv;           // argv[0] resolved to an absolute path by the caller
+  std::map<std::string, std::string> env;  // the child's whole environment
   std::string workingDir;
   Limits limits;
   SandboxSpec sandbox;
-  bool resultChannel = true;              // give the child fd 3 as the result channel
-  std::string stdinText;                  // written to the child's stdin, then closed
+  bool resultChannel = true;  // give the child fd 3 as the result channel
+  std::string stdinText;      // written to the child's stdin, then closed
+  // A long-lived child: its stdin stays open and takes what is written to the feed (after
+  // stdinText) until the feed is closed.
+  std::shared_ptr<StdinFeed> stdinFeed;
+  // Called on run()'s thread with stdout's bytes as they arrive; they are then not kept in
+  // ExecutionResult::stdoutText (a long-lived child writes without end).
+  std::function<void(std::string_view)> onStdout;
 };
 
 /// One line the child wrote to the result channel, timestamped on arrival.
@@ -48,8 +84,8 @@ struct ChannelLine {
 
 /// Everything one run of a child produced (Compiler Explorer's ExecutionResult).
 struct ExecutionResult {
-  int exitCode = -1;         // when it exited normally
-  int termSignal = 0;        // when a signal ended it
+  int exitCode = -1;   // when it exited normally
+  int termSignal = 0;  // when a signal ended it
   bool timedOut = false;
   bool memoryExceeded = false;
   bool cancelled = false;

@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -311,6 +314,60 @@ TEST(Process, StdinRoundTripOfOneMegabyte) {
   const auto r = run(spec);
   EXPECT_EQ(r.exitCode, 0);
   EXPECT_EQ(r.stdoutText, input);
+}
+
+// A long-lived child (the model engine): requests go in through the feed while it runs, its
+// answers come out through onStdout as they are written, and closing the feed ends it.
+TEST(Process, FeedTalksToALongLivedChildLineByLine) {
+  auto feed = std::make_shared<StdinFeed>();
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::string seen;
+  ProcessSpec spec;
+  spec.argv = {"/bin/cat"};
+  spec.stdinText = "first\n";
+  spec.stdinFeed = feed;
+  spec.onStdout = [&](std::string_view bytes) {
+    std::lock_guard lock(mutex);
+    seen.append(bytes);
+    changed.notify_all();
+  };
+  ExecutionResult r;
+  std::thread runner([&] { r = run(spec); });
+  const auto waitFor = [&](const std::string& text) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 10s, [&] { return seen == text; });
+  };
+  EXPECT_TRUE(waitFor("first\n"));  // answered while stdin is still open
+  EXPECT_TRUE(feed->write("second\n"));
+  EXPECT_TRUE(waitFor("first\nsecond\n"));
+  feed->close();
+  runner.join();
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_TRUE(r.stdoutText.empty());  // handed to onStdout instead of kept
+  EXPECT_FALSE(feed->write("late\n"));
+}
+
+TEST(Process, StopEndsAChildWaitingOnAnOpenFeed) {
+  auto feed = std::make_shared<StdinFeed>();
+  std::promise<void> started;
+  ProcessSpec spec;
+  spec.argv = {"/bin/cat"};
+  spec.stdinText = "up\n";
+  spec.stdinFeed = feed;
+  spec.onStdout = [&, once = true](std::string_view) mutable {
+    if (std::exchange(once, false)) started.set_value();
+  };
+  std::stop_source stop;
+  ExecutionResult r;
+  std::thread runner([&] { r = run(spec, stop.get_token()); });
+  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  const auto start = std::chrono::steady_clock::now();
+  stop.request_stop();
+  runner.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.termSignal, SIGKILL);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
 TEST(Process, ChildThatIgnoresStdinDoesNotHurtTheParent) {
