@@ -3,12 +3,49 @@
 #include <filesystem>
 #include <optional>
 
+#include "core/generate/embedded_generator.h"
 #include "core/generate/endpoint_generator.h"
 #include "core/generate/prompt_library.h"
 #include "core/generate/synth_generator.h"
+#include "core/util/locations.h"
 #include "core/verify/verifier.h"
 
 namespace crucible::generate {
+
+namespace {
+
+bool validDevice(const std::string& device) {
+  if (device == "cpu" || device == "cuda") return true;
+  if (!device.starts_with("cuda:") || device.size() == 5) return false;
+  return device.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
+ModelLoadOptions embeddedModel(const ModelChoice& choice, const GeneratorOptions& options) {
+  ModelLoadOptions model;
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(choice.value, ec);
+  model.path = (ec ? std::filesystem::path(choice.value) : absolute).lexically_normal().string();
+  if (model.path.size() > 1 && model.path.back() == '/') model.path.pop_back();
+  if (!options.device.empty()) model.device = options.device;
+  if (!options.dtype.empty()) model.dtype = options.dtype;
+  if (!validDevice(model.device)) {
+    throw BadInput("--device " + model.device + ": expected cpu, cuda or cuda:N");
+  }
+  if (model.dtype != "auto" && model.dtype != "float32" && model.dtype != "float16" &&
+      model.dtype != "bfloat16") {
+    throw BadInput("--dtype " + model.dtype + ": expected auto, float32, float16 or bfloat16");
+  }
+  if (!options.engine && locateModelEngine().empty()) {
+    throw GeneratorUnavailable(
+        "--model " + choice.value + ": the embedded model engine (crucible-model) is not in " +
+        executableDir() +
+        " (this build has none: it needs the project's torch; or set CRUCIBLE_MODEL_BIN); serve "
+        "the model with vLLM, SGLang, llama.cpp or Ollama and pass its URL instead");
+  }
+  return model;
+}
+
+}  // namespace
 
 ModelChoice classifyModel(const std::string& text) {
   if (text == "synth") return {ModelKind::Synth, text};
@@ -44,6 +81,11 @@ std::unique_ptr<Generator> makeGenerator(const GeneratorOptions& options) {
                      "findings on the previous candidate)");
     }
   }
+  if (choice.kind != ModelKind::Embedded && (!options.device.empty() || !options.dtype.empty())) {
+    throw BadInput(
+        "--device and --dtype are for the embedded model (--model PATH of a model "
+        "folder or .gguf file)");
+  }
   switch (choice.kind) {
     case ModelKind::Synth:
       // The synthesizer is deterministic and reads no findings: a refinement round would
@@ -59,10 +101,8 @@ std::unique_ptr<Generator> makeGenerator(const GeneratorOptions& options) {
       }
       return std::make_unique<SynthGenerator>();
     case ModelKind::Embedded:
-      throw GeneratorUnavailable(
-          "--model " + choice.value +
-          ": the embedded model engine (crucible-model) is not available in this build; serve "
-          "the model with vLLM, SGLang, llama.cpp or Ollama and pass its URL");
+      return std::make_unique<EmbeddedGenerator>(embeddedModel(choice, options), options.engine,
+                                                 std::move(promptTemplate));
     case ModelKind::Endpoint:
       return std::make_unique<EndpointGenerator>(
           EndpointConfig{choice.value, options.endpointModel, apiKeyFromEnvironment()},

@@ -10,6 +10,8 @@
 
 namespace crucible::generate {
 
+class EmbeddedEngine;  // model_process.h
+
 enum class ModelKind { Synth, Endpoint, Embedded };
 
 struct ModelChoice {
@@ -30,10 +32,16 @@ struct GeneratorOptions {
   std::string endpointModel;    // --endpoint-model: the served model's name; "" asks the server
   std::string promptFile;       // --prompt: a template file instead of the built-in choice
   bool needsFindings = false;   // refinement: the template must use {{findings}}
+  // The embedded model: where it runs and in which dtype ("" = the engine's default: cpu, auto),
+  // and an engine to reuse (the GUI keeps one so that the model stays loaded; null = a new one).
+  std::string device;
+  std::string dtype;
+  std::shared_ptr<EmbeddedEngine> engine;
 };
 
 /// Makes the generator. Throws BadInput for a bad choice or template file (naming the file and
-/// line), GeneratorUnavailable for a kind this build does not have.
+/// line) or a device/dtype for a model that is not embedded, GeneratorUnavailable for a kind this
+/// build does not have (no crucible-model next to the executable).
 std::unique_ptr<Generator> makeGenerator(const GeneratorOptions& options);
 
 }  // namespace crucible::generate

@@ -56,6 +56,14 @@ std::string locateTclLibrary() {
   return fs::exists(candidate) ? absolutePath(candidate) : std::string();
 }
 
+std::string locateModelEngine() {
+  if (const char* bin = std::getenv("CRUCIBLE_MODEL_BIN"); bin && *bin) {
+    return isExecutable(bin) ? absolutePath(bin) : std::string();
+  }
+  const fs::path candidate = fs::path(executableDir()) / "crucible-model";
+  return isExecutable(candidate) ? absolutePath(candidate) : std::string();
+}
+
 bool openclDriverRegistered() {
   const char* env = std::getenv("OCL_ICD_VENDORS");
   const fs::path vendors = env && *env ? fs::path(env) : fs::path("/etc/OpenCL/vendors");

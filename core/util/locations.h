@@ -23,6 +23,11 @@ WorkerLocation locateWorker();
 /// tree's build/lib/ or an installed prefix's lib/). Empty when none exists.
 std::string locateTclLibrary();
 
+/// The embedded model engine (crucible-model): CRUCIBLE_MODEL_BIN overrides; otherwise the
+/// program next to the running executable (build/bin, or an installed prefix's bin). Empty when
+/// none exists (a build without libtorch has none).
+std::string locateModelEngine();
+
 /// Whether an OpenCL driver is registered with the ICD loader: a `.icd` file in
 /// $OCL_ICD_VENDORS (a folder, or the file itself) or else in /etc/OpenCL/vendors. Cheap: no
 /// driver is loaded (PoCL, the default driver, always offers its CPU device).
