@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "app/crucible/cli_support.h"
@@ -35,7 +36,10 @@ const std::string kGenerateUsage =
         "  --model synth|URL|PATH     synth: the built-in synthesizer (default); URL: an\n"
         "                             OpenAI-compatible endpoint (http://host:port/v1: vLLM,\n"
         "                             SGLang, llama.cpp server, Ollama); PATH: a model folder or\n"
-        "                             .gguf file for the embedded engine\n"
+        "                             .gguf file for the embedded engine (crucible-model)\n"
+        "  --device cpu|cuda|cuda:N   where the embedded model runs (default cpu)\n"
+        "  --dtype auto|float32|float16|bfloat16   the embedded model's weights (default auto:\n"
+        "                             float32 on the CPU, the checkpoint's dtype on CUDA)\n"
         "  --endpoint-model NAME      the served model's name (default: the first the endpoint\n"
         "                             lists); the API key comes from $CRUCIBLE_API_KEY or\n"
         "                             $OPENAI_API_KEY\n"
@@ -49,10 +53,12 @@ const std::string kGenerateUsage =
         "                             on the best candidate so far (default best-of-n)\n"
         "  --rounds R                 refine: rounds, the first included (default 3)\n"
         "\n"
-        "sampling (the model's defaults when not given):\n"
+        "sampling (the model's defaults when not given; for the embedded model temperature\n"
+        "0.7, top-p 0.95, 2048 tokens):\n"
         "  --temperature T  --top-p P  --max-tokens M\n"
         "  --stop TEXT                a stop sequence (repeatable)\n"
-        "  --sample-seed N            sampling seed, for servers that honour one\n"
+        "  --sample-seed N            sampling seed (the embedded model always honours it;\n"
+        "                             without one it draws a fresh seed per run)\n"
         "\n"
         "verification (as crucible verify):\n") +
     kVerifyOptionsHelp +
@@ -90,6 +96,10 @@ GenerateOptions parse(const std::vector<std::string>& args) {
       o.request.n = static_cast<int>(numberOption(args, i, 1));
     } else if (a == "--model") {
       o.generator.model = optionValue(args, i);
+    } else if (a == "--device") {
+      o.generator.device = optionValue(args, i);
+    } else if (a == "--dtype") {
+      o.generator.dtype = optionValue(args, i);
     } else if (a == "--endpoint-model") {
       o.generator.endpointModel = optionValue(args, i);
     } else if (a == "--prompt") {
@@ -147,7 +157,11 @@ std::string flagsText(const std::optional<Evaluation>& e) {
   return text;
 }
 
+// stderr is written from the calling thread and from the generator's.
+std::mutex errMutex;
+
 void printProgress(std::ostream& err, const GenerationEvent& event) {
+  std::lock_guard lock(errMutex);
   const auto* c = event.candidate;
   const std::string who = c ? "[candidate " + std::to_string(c->id) + "] " : "";
   switch (event.kind) {
@@ -172,6 +186,13 @@ void printProgress(std::ostream& err, const GenerationEvent& event) {
           << "\n";
       break;
   }
+  err.flush();
+}
+
+/// Called on the generator's thread, while progress is printed on the calling one.
+void printGeneratorLine(std::ostream& err, const std::string& text) {
+  std::lock_guard lock(errMutex);
+  err << text << (text.ends_with('\n') ? "" : "\n");
   err.flush();
 }
 
@@ -257,10 +278,16 @@ int runGenerate(const std::vector<std::string>& args, std::ostream& out, std::os
   watchForInterrupt();
   GenerationResult result;
   try {
-    result = generate::runGeneration(*generator, o.request, interruptSource().get_token(),
-                                     [&](const GenerationEvent& event) {
-                                       if (!o.json) printProgress(err, event);
-                                     });
+    result = generate::runGeneration(
+        *generator, o.request, interruptSource().get_token(),
+        [&](const GenerationEvent& event) {
+          if (!o.json) printProgress(err, event);
+        },
+        [&](int index, const std::string& text) {
+          // Lines about the generator's own work (loading a
+          // model); tokens are many and interleaved, so not shown.
+          if (index < 0 && !o.json) printGeneratorLine(err, text);
+        });
   } catch (const BadInput& e) {
     return failWith(out, err, o.json, e.what(), 2);
   } catch (const std::exception& e) {

@@ -11,11 +11,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/proc/process.h"
 #include "core/util/locations.h"
+#include "tests/support/cli_run.h"
 #include "tests/support/fake_endpoint.h"
+#include "tests/support/interrupted_run.h"
 
 namespace crucible {
 namespace {
@@ -39,19 +42,11 @@ std::vector<std::string> fastVerification() {
   return {"--backend", "interpret", "--trials", "1", "--reps", "1", "--no-compile-baseline"};
 }
 
-GenerateRun generate(std::vector<std::string> args) {
-  proc::ProcessSpec spec;
-  spec.argv = {CRUCIBLE_TEST_CLI, "generate"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR"}) {
-    if (const char* v = std::getenv(name)) spec.env[name] = v;
-  }
-  spec.env["CRUCIBLE_API_KEY"] = "sk-crucible-test";
-  spec.limits.wallTimeout = std::chrono::minutes(10);
-  spec.limits.outputCapBytes = 16 << 20;
-  spec.resultChannel = false;
-  auto r = proc::run(spec);
-  return {r.exitCode, r.stdoutText, r.stderrText};
+GenerateRun generate(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+  args.insert(args.begin(), "generate");
+  env["CRUCIBLE_API_KEY"] = "sk-crucible-test";
+  auto r = testing::runProgram(CRUCIBLE_TEST_CLI, args, env);
+  return {r.exitCode, r.out, r.err};
 }
 
 json storedSession(const std::string& db, std::int64_t id) {
@@ -248,11 +243,15 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
 TEST_F(GenerateCli, ModelsThisBuildDoesNotHaveAreClearUsageErrors) {
   const fs::path weights = dir_ / "weights";
   fs::create_directories(weights);
-  const GenerateRun embedded = generate({kReference, "--model", weights.string(), "--no-db"});
+  // A build without crucible-model (no torch): what to do instead is in the message.
+  const GenerateRun embedded =
+      generate({kReference, "--model", weights.string(), "--no-db"},
+               {{"CRUCIBLE_MODEL_BIN", (dir_ / "no-such-engine").string()}});
   EXPECT_EQ(embedded.exitCode, 2);
-  EXPECT_NE(embedded.err.find("embedded model engine (crucible-model) is not available"),
+  EXPECT_NE(embedded.err.find("the embedded model engine (crucible-model) is not in"),
             std::string::npos)
       << embedded.err;
+  EXPECT_NE(embedded.err.find("pass its URL instead"), std::string::npos) << embedded.err;
   const GenerateRun unknown = generate({kReference, "--model", "gpt5", "--no-db"});
   EXPECT_EQ(unknown.exitCode, 2);
   EXPECT_NE(unknown.err.find("expected synth, an endpoint URL"), std::string::npos);
@@ -290,38 +289,13 @@ TEST_F(GenerateCli, CtrlCStopsCleanlyAndKeepsWhatWasStored) {
   std::vector<std::string> args = {
       CRUCIBLE_TEST_CLI, "generate", kReference, "--model", server->url(), "-n", "2", "--db", db};
   for (const auto& a : fastVerification()) args.push_back(a);
-  int err[2], out[2];
-  ASSERT_EQ(pipe2(err, O_CLOEXEC), 0);
-  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(err[1]);
-  close(out[1]);
   // Interrupt while the first candidate is being verified: it is stored, its evaluation is not.
-  std::string progress;
-  for (char c = 0; read(err[0], &c, 1) == 1;) {
-    progress += c;
-    if (progress.find("[candidate 1] [reference]") != std::string::npos) break;
-  }
-  ASSERT_NE(progress.find("[candidate 1] [reference]"), std::string::npos) << progress;
-  kill(pid, SIGINT);
-  for (char c = 0; read(err[0], &c, 1) == 1;) progress += c;
-  std::string table;
-  for (char c = 0; read(out[0], &c, 1) == 1;) table += c;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(err[0]);
-  close(out[0]);
-  ASSERT_TRUE(WIFEXITED(status)) << progress;
-  EXPECT_EQ(WEXITSTATUS(status), 3) << progress;
+  const auto run = testing::interruptWhenSeen(args, "[candidate 1] [reference]");
+  ASSERT_TRUE(run.sawMarker) << run.err;
+  const std::string& progress = run.err;
+  const std::string& table = run.out;
+  ASSERT_TRUE(run.exited) << progress;
+  EXPECT_EQ(run.exitCode, 3) << progress;
   EXPECT_NE(progress.find("interrupted; what was stored is kept"), std::string::npos) << progress;
   EXPECT_NE(table.find("(not verified)"), std::string::npos) << table;
 
