@@ -50,16 +50,30 @@ VerifyRequest AppSettings::verifyRequest() const {
   return r;
 }
 
+namespace {
+void addRecent(const QString& key, const QString& path) {
+  QStringList paths = QSettings().value(key).toStringList();
+  paths.removeAll(path);
+  paths.prepend(path);
+  while (paths.size() > kMaxRecent) paths.removeLast();
+  QSettings().setValue(key, paths);
+}
+}  // namespace
+
 QStringList recentFiles() {
   return QSettings().value("files/recent").toStringList();
 }
 
 void addRecentFile(const QString& path) {
-  QStringList files = recentFiles();
-  files.removeAll(path);
-  files.prepend(path);
-  while (files.size() > kMaxRecent) files.removeLast();
-  QSettings().setValue("files/recent", files);
+  addRecent("files/recent", path);
+}
+
+QStringList recentModels() {
+  return QSettings().value("generate/recent_models").toStringList();
+}
+
+void addRecentModel(const QString& path) {
+  addRecent("generate/recent_models", path);
 }
 
 }  // namespace crucible::ui

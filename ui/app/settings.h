@@ -32,4 +32,9 @@ inline constexpr int kMaxRecent = 8;
 QStringList recentFiles();
 void addRecentFile(const QString& path);
 
+/// Embedded models (a Hugging Face folder or a .gguf file) used or added lately, most recent
+/// first, at most `kMaxRecent`: the generation pane's picker lists them.
+QStringList recentModels();
+void addRecentModel(const QString& path);
+
 }  // namespace crucible::ui

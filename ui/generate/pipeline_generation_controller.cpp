@@ -6,6 +6,7 @@
 
 #include "core/generate/generator_factory.h"
 #include "core/generate/pipeline.h"
+#include "core/util/locations.h"
 #include "ui/app/settings.h"
 #include "ui/services/post.h"
 
@@ -49,7 +50,7 @@ std::string copyReference(const QTemporaryDir& dir, const GenerationRequest& req
 }  // namespace
 
 PipelineGenerationController::PipelineGenerationController(QObject* parent)
-    : GenerationController(parent) {
+    : GenerationController(parent), engine_(std::make_shared<generate::EmbeddedEngine>()) {
   pool_.setMaxThreadCount(1);
 }
 
@@ -62,8 +63,28 @@ QVector<ModelOption> PipelineGenerationController::models() const {
   QVector<ModelOption> options{{tr("built-in synthesizer"), "synth", true, false, {}}};
   for (const QString& url : AppSettings::load().endpoints)
     options.push_back({url, url, true, true, {}});
-  options.push_back({tr("embedded model (unavailable)"), "embedded", false, true,
-                     tr("The embedded engine (crucible-model) is not plugged in yet")});
+  const bool engine = !locateModelEngine().empty();
+  QStringList paths = recentModels();
+  const auto loaded = engine_->loaded();
+  const QString loadedPath = loaded ? QString::fromStdString(loaded->options.path) : QString();
+  if (loaded) {
+    paths.removeAll(loadedPath);
+    paths.prepend(loadedPath);
+  }
+  for (const QString& path : paths) {
+    const QString name = QFileInfo(path).fileName();
+    ModelOption option{
+        path == loadedPath ? tr("%1 (embedded, loaded)").arg(name) : tr("%1 (embedded)").arg(name),
+        path, true, true, path};
+    if (!engine) {
+      option.available = false;
+      option.note = tr("This build has no embedded engine (crucible-model)");
+    } else if (!QFileInfo::exists(path)) {
+      option.available = false;
+      option.note = tr("%1 no longer exists").arg(path);
+    }
+    options.push_back(option);
+  }
   return options;
 }
 
@@ -73,6 +94,8 @@ QStringList PipelineGenerationController::searchModes() const {
 
 void PipelineGenerationController::start(const GenerationRequest& request) {
   stop();
+  // A weights folder or .gguf file (not "synth", not a URL): remembered for the picker.
+  if (QFileInfo::exists(request.model)) addRecentModel(request.model);
   const quint64 run = ++nextRun_;
   current_ = run;
   auto source = std::make_shared<std::stop_source>();
@@ -100,8 +123,10 @@ void PipelineGenerationController::start(const GenerationRequest& request) {
       g.rounds = request.rounds;
       g.task = {g.generate.referenceName, request.referencePath.toStdString(),
                 g.generate.referenceSource};
-      auto generator = generate::makeGenerator(
-          {request.model.toStdString(), {}, {}, g.mode == generate::SearchMode::Refine});
+      generate::GeneratorOptions options{
+          request.model.toStdString(), {}, {}, g.mode == generate::SearchMode::Refine};
+      options.engine = engine_;  // the embedded model stays loaded for the next run
+      auto generator = generate::makeGenerator(options);
       const auto result = generate::runGeneration(
           *generator, g, source->get_token(),
           [&](const generate::GenerationEvent& event) {

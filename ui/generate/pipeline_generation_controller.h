@@ -2,12 +2,15 @@
 // Generation on core/generate: makeGenerator and runGeneration on a worker thread with a stop
 // token. The pipeline verifies each candidate as it arrives (nothing is verified twice); storing
 // is left to the workbench (databasePath unset), which keeps the session as the UI shows it.
-// A run that was stopped or replaced reports nothing more.
+// A run that was stopped or replaced reports nothing more. The embedded model's engine
+// (crucible-model) is kept for the controller's lifetime: the model stays loaded between
+// generations, a crashed engine is started again by the next run, and it quits with the controller.
 
 #include <QThreadPool>
 #include <memory>
 #include <stop_token>
 
+#include "core/generate/model_process.h"
 #include "ui/generate/generation_controller.h"
 
 namespace crucible::ui {
@@ -18,8 +21,9 @@ class PipelineGenerationController : public GenerationController {
   explicit PipelineGenerationController(QObject* parent = nullptr);
   ~PipelineGenerationController() override;  // stops what runs and waits for it
 
-  /// The synthesizer, the endpoints from Settings, and the embedded engine (unavailable until
-  /// crucible-model plugs in).
+  /// The synthesizer, the endpoints from Settings, and the embedded models: the loaded one first,
+  /// then the recently used ones (ui/app/settings' recentModels; unavailable when the file is gone
+  /// or this build has no crucible-model).
   QVector<ModelOption> models() const override;
   QStringList searchModes() const override;
   void start(const GenerationRequest& request) override;
@@ -31,6 +35,7 @@ class PipelineGenerationController : public GenerationController {
   quint64 nextRun_ = 0;
   quint64 current_ = 0;  // the run whose reports are shown; 0 when none
   std::shared_ptr<std::stop_source> stop_;
+  std::shared_ptr<generate::EmbeddedEngine> engine_;
 };
 
 }  // namespace crucible::ui

@@ -1,9 +1,13 @@
 #include "ui/panes/generation_pane.h"
 
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QMenu>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
+
+#include "ui/app/settings.h"
 
 namespace crucible::ui {
 
@@ -11,6 +15,22 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
                                GenerationController* generator, QWidget* parent)
     : QWidget(parent), controller_(controller), generator_(generator) {
   model_ = new QComboBox;
+  addModel_ = new QToolButton;
+  addModel_->setText(tr("Add…"));
+  addModel_->setToolTip(tr("Add an embedded model: a Hugging Face folder or a .gguf file"));
+  addModel_->setPopupMode(QToolButton::InstantPopup);
+  auto* addMenu = new QMenu(addModel_);
+  addMenu->addAction(tr("Model folder…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Hugging Face model folder (config.json, tokenizer.json, *.safetensors)"));
+    if (!dir.isEmpty()) addModel(dir);
+  });
+  addMenu->addAction(tr("GGUF file…"), this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("GGUF model file"), QString(),
+                                                      tr("GGUF models (*.gguf)"));
+    if (!file.isEmpty()) addModel(file);
+  });
+  addModel_->setMenu(addMenu);
   count_ = new QSpinBox;
   count_->setRange(1, 64);
   count_->setValue(4);
@@ -37,7 +57,10 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
       tr("A language model's tokens and the verification stages stream here"));
 
   auto* form = new QFormLayout;
-  form->addRow(tr("Model"), model_);
+  auto* modelRow = new QHBoxLayout;
+  modelRow->addWidget(model_, 1);
+  modelRow->addWidget(addModel_);
+  form->addRow(tr("Model"), modelRow);
   form->addRow(tr("Candidates"), count_);
   form->addRow(tr("Temperature"), temperature_);
   form->addRow(tr("Search"), mode_);
@@ -56,8 +79,8 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
     status_->setText(
         tr("Generation is not part of this build: open or paste candidates and "
            "verify them."));
-    for (QWidget* w : std::initializer_list<QWidget*>{model_, count_, temperature_, mode_, rounds_,
-                                                      backend_, generate_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{model_, addModel_, count_, temperature_,
+                                                      mode_, rounds_, backend_, generate_}) {
       w->setEnabled(false);
     }
     return;
@@ -79,13 +102,16 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
           &WorkbenchController::addGenerated);
   connect(generator_, &GenerationController::candidateVerified, controller_,
           &WorkbenchController::setGeneratedEvaluation);
+  // After a run the picker says which embedded model is loaded now.
   connect(generator_, &GenerationController::finished, this, [this](const QString& summary) {
     status_->setText(summary);
     setRunning(false);
+    refreshModels();
   });
   connect(generator_, &GenerationController::failed, this, [this](const QString& message) {
     status_->setText(tr("Generation failed: %1").arg(message));
     setRunning(false);
+    refreshModels();
   });
   // Another reference or a reopened session: the run's candidates have nowhere to go.
   connect(controller_->workbench(), &Workbench::referenceChanged, generator_,
@@ -109,6 +135,13 @@ void GenerationPane::refreshModels() {
   const int found = model_->findData(previous);
   model_->setCurrentIndex(found >= 0 ? found : 0);
   modelChosen();
+}
+
+void GenerationPane::addModel(const QString& path) {
+  addRecentModel(path);
+  refreshModels();
+  const int found = model_->findData(path);
+  if (found >= 0) model_->setCurrentIndex(found);
 }
 
 void GenerationPane::modelChosen() {

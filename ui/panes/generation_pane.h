@@ -10,6 +10,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QWidget>
 
 #include "ui/generate/generation_controller.h"
@@ -28,8 +29,12 @@ class GenerationPane : public QWidget {
   void refreshModels();
   /// Starts generating on the open reference with what the pane shows.
   void generate();
+  /// Adds an embedded model (a Hugging Face folder or a .gguf file) to the picker's recent models
+  /// and selects it; the Add button's menu asks for one with a file dialog.
+  void addModel(const QString& path);
 
   QComboBox* modelBox() const { return model_; }
+  QToolButton* addModelButton() const { return addModel_; }
   QSpinBox* countBox() const { return count_; }
   QComboBox* modeBox() const { return mode_; }
   QSpinBox* roundsBox() const { return rounds_; }
@@ -48,6 +53,7 @@ class GenerationPane : public QWidget {
   GenerationController* generator_;  // may be null
   QVector<ModelOption> models_;
   QComboBox* model_;
+  QToolButton* addModel_;
   QSpinBox* count_;
   QDoubleSpinBox* temperature_;
   QComboBox* mode_;
