@@ -130,8 +130,8 @@ TEST_F(EmbeddedCli, MissingOrBrokenModelsAreNamed) {
 }
 
 TEST_F(EmbeddedCli, CtrlCMidGenerationKeepsWhatWasStored) {
-  // Refine rounds of one long answer each (a model without stop ids runs to max_tokens): Ctrl-C
-  // once round 2 asks the model, after candidate 1 was stored and judged.
+  // Refine rounds of one 400-token answer each (a model without stop ids runs to max_tokens):
+  // Ctrl-C once round 2 asks the model, after candidate 1 was stored and judged.
   const std::string db = (dir_ / "interrupt.db").string();
   std::vector<std::string> args = {CRUCIBLE_TEST_CLI,
                                    "generate",
@@ -145,7 +145,7 @@ TEST_F(EmbeddedCli, CtrlCMidGenerationKeepsWhatWasStored) {
                                    "-n",
                                    "1",
                                    "--max-tokens",
-                                   "1500",
+                                   "400",
                                    "--db",
                                    db,
                                    "--backend",
