@@ -3,10 +3,11 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/model/model_error.h"
-#include "core/model/safetensors.h"
 #include "model/transformer.h"
 
 namespace crucible::model {
@@ -38,7 +39,7 @@ std::vector<float> toVector(const at::Tensor& t) {
 class TorchDecoder final : public Decoder {
  public:
   TorchDecoder(const ModelFolder& folder, at::Device device, at::ScalarType dtype)
-      : model_(folder.config, SafetensorsFolder(folder.path), device, dtype) {}
+      : model_(folder.config, *makeWeightSource(folder), device, dtype) {}
 
   std::int64_t vocabSize() const override { return model_.config().vocabSize; }
 
@@ -95,11 +96,21 @@ class TorchDecoder final : public Decoder {
   KVCache cache_;
 };
 
+// Every core by default (ATen's own default is the physical cores); CRUCIBLE_MODEL_THREADS
+// overrides, e.g. for a benchmark on a shared machine.
+void useAllCores() {
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("CRUCIBLE_MODEL_THREADS"); env && std::atoi(env) > 0)
+    threads = std::atoi(env);
+  if (threads > 0 && at::get_num_threads() != threads) at::set_num_threads(threads);
+}
+
 }  // namespace
 
 std::unique_ptr<Decoder> makeTorchDecoder(const ModelFolder& folder, const std::string& device,
                                           const std::string& dtype) {
   const at::Device dev = parseDevice(device);
+  if (dev.is_cpu()) useAllCores();
   return std::make_unique<TorchDecoder>(folder, dev, parseDtype(dtype, folder.config.dtype, dev));
 }
 

@@ -7,54 +7,45 @@
 namespace crucible::model {
 namespace {
 
-at::ScalarType scalarType(const std::string& dtype, const std::string& name) {
-  if (dtype == "F32") return at::kFloat;
-  if (dtype == "F16") return at::kHalf;
-  if (dtype == "BF16") return at::kBFloat16;
-  throw ModelError("tensor '" + name + "' has dtype " + dtype + " (supported: F32, F16, BF16)");
-}
-
 class WeightLoader {
  public:
-  WeightLoader(const SafetensorsFolder& folder, at::Device device, at::ScalarType dtype)
-      : folder_(folder), device_(device), dtype_(dtype) {}
+  WeightLoader(const WeightSource& source, at::Device device, at::ScalarType dtype)
+      : source_(source), device_(device), dtype_(dtype) {}
 
   at::Tensor get(const std::string& name, std::vector<std::int64_t> shape) const {
-    return convert(name, folder_.at(name), shape);
+    at::Tensor t = optional(name, shape);
+    if (!t.defined()) throw ModelError("tensor '" + name + "' is missing");
+    return t;
   }
   at::Tensor optional(const std::string& name, std::vector<std::int64_t> shape) const {
-    const TensorView* view = folder_.find(name);
-    return view ? convert(name, *view, shape) : at::Tensor();
+    const at::Tensor found = source_.find(name);
+    if (!found.defined()) return found;
+    if (found.sizes() != at::IntArrayRef(shape)) {
+      std::string got, want;
+      for (auto d : found.sizes()) got += std::to_string(d) + ",";
+      for (auto d : shape) want += std::to_string(d) + ",";
+      throw ModelError("tensor '" + name + "' has shape [" + got + "], the config implies [" +
+                       want + "]");
+    }
+    // The source may alias the read-only mapping; .to(copy=true) copies, so nothing writes it.
+    return found.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true).contiguous();
   }
 
  private:
-  at::Tensor convert(const std::string& name, const TensorView& view,
-                     const std::vector<std::int64_t>& shape) const {
-    if (view.shape != shape) {
-      std::string got, want;
-      for (auto d : view.shape) got += std::to_string(d) + ",";
-      for (auto d : shape) want += std::to_string(d) + ",";
-      throw ModelError("tensor '" + name + "' has shape [" + got + "], config.json implies [" +
-                       want + "]");
-    }
-    // from_blob over the read-only mapping; .to() copies, so nothing writes the mapping.
-    const at::Tensor mapped =
-        at::from_blob(const_cast<std::byte*>(view.data), view.shape,
-                      at::TensorOptions().dtype(scalarType(view.dtype, name)));
-    return mapped.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true).contiguous();
-  }
-
-  const SafetensorsFolder& folder_;
+  const WeightSource& source_;
   at::Device device_;
   at::ScalarType dtype_;
 };
 
 // HF's inverse frequencies, computed in float32 the way transformers does, with Llama-3.1's
 // wavelength-dependent rescaling when rope_scaling.rope_type is llama3.
-at::Tensor inverseFrequencies(const ModelConfig& c) {
+// A GGUF gives Llama-3.1's rescaling as llama.cpp's divisors (rope_freqs), the same numbers.
+at::Tensor inverseFrequencies(const ModelConfig& c, const WeightLoader& w) {
   const auto dim = static_cast<double>(c.headDim);
   at::Tensor exponents = at::arange(0, c.headDim, 2, at::kLong).to(at::kFloat) / dim;
   at::Tensor inv = 1.0 / at::pow(c.ropeTheta, exponents);
+  if (c.ropeScaling.type == "linear") return inv / c.ropeScaling.factor;
+  if (c.ropeScaling.type == "rope_freqs") return inv / w.get("rope_freqs", {c.headDim / 2});
   if (c.ropeScaling.type != "llama3") return inv;
   const RopeScaling& s = c.ropeScaling;
   const double oldContext = static_cast<double>(s.originalMaxPosition);
@@ -76,8 +67,8 @@ at::Tensor rotateHalf(const at::Tensor& x) {
 
 }  // namespace
 
-Transformer::Transformer(const ModelConfig& config, const SafetensorsFolder& weights,
-                         at::Device device, at::ScalarType dtype)
+Transformer::Transformer(const ModelConfig& config, const WeightSource& weights, at::Device device,
+                         at::ScalarType dtype)
     : config_(config), device_(device), dtype_(dtype) {
   const WeightLoader w(weights, device, dtype);
   const auto H = config.hiddenSize, I = config.intermediateSize, D = config.headDim;
@@ -91,25 +82,27 @@ Transformer::Transformer(const ModelConfig& config, const SafetensorsFolder& wei
     Layer l;
     l.inputNorm = w.get(p + "input_layernorm.weight", {H});
     l.postNorm = w.get(p + "post_attention_layernorm.weight", {H});
-    l.q = w.get(p + "self_attn.q_proj.weight", {q, H});
-    l.k = w.get(p + "self_attn.k_proj.weight", {kv, H});
-    l.v = w.get(p + "self_attn.v_proj.weight", {kv, H});
+    // q, k and v as one [q + 2 kv, H] matrix and gate and up as one [2 I, H]: one matrix product
+    // each instead of three and two, which is most of the decode step's dispatch overhead.
+    l.qkv = at::cat({w.get(p + "self_attn.q_proj.weight", {q, H}),
+                     w.get(p + "self_attn.k_proj.weight", {kv, H}),
+                     w.get(p + "self_attn.v_proj.weight", {kv, H})});
+    if (config.attentionBias)
+      l.qkvBias = at::cat({w.get(p + "self_attn.q_proj.bias", {q}),
+                           w.get(p + "self_attn.k_proj.bias", {kv}),
+                           w.get(p + "self_attn.v_proj.bias", {kv})});
     l.o = w.get(p + "self_attn.o_proj.weight", {H, q});
-    if (config.attentionBias) {
-      l.qBias = w.get(p + "self_attn.q_proj.bias", {q});
-      l.kBias = w.get(p + "self_attn.k_proj.bias", {kv});
-      l.vBias = w.get(p + "self_attn.v_proj.bias", {kv});
-    }
     if (config.qkNorm) {
       l.qNorm = w.get(p + "self_attn.q_norm.weight", {D});
       l.kNorm = w.get(p + "self_attn.k_norm.weight", {D});
     }
-    l.gate = w.get(p + "mlp.gate_proj.weight", {I, H});
-    l.up = w.get(p + "mlp.up_proj.weight", {I, H});
+    l.gateUp = at::cat(
+        {w.get(p + "mlp.gate_proj.weight", {I, H}), w.get(p + "mlp.up_proj.weight", {I, H})});
     l.down = w.get(p + "mlp.down_proj.weight", {H, I});
     layers_.push_back(std::move(l));
   }
-  invFreq_ = inverseFrequencies(config).to(device);
+  const WeightLoader cpuFloat(weights, at::Device(at::kCPU), at::kFloat);
+  invFreq_ = inverseFrequencies(config, cpuFloat).to(device);
 }
 
 // As transformers' LlamaRMSNorm: normalise in float32, scale in the model's dtype.
@@ -144,9 +137,11 @@ at::Tensor Transformer::attention(const Layer& l, const at::Tensor& x, std::int6
                                   KVCache& cache, const at::Tensor& cos,
                                   const at::Tensor& sin) const {
   const auto B = x.size(0), T = x.size(1), D = config_.headDim;
-  at::Tensor q = at::linear(x, l.q, l.qBias).view({B, T, config_.heads, D});
-  at::Tensor k = at::linear(x, l.k, l.kBias).view({B, T, config_.kvHeads, D});
-  at::Tensor v = at::linear(x, l.v, l.vBias).view({B, T, config_.kvHeads, D});
+  const auto H = config_.heads, KV = config_.kvHeads;
+  const at::Tensor qkv = at::linear(x, l.qkv, l.qkvBias);
+  at::Tensor q = qkv.narrow(-1, 0, H * D).view({B, T, H, D});
+  at::Tensor k = qkv.narrow(-1, H * D, KV * D).view({B, T, KV, D});
+  at::Tensor v = qkv.narrow(-1, (H + KV) * D, KV * D).view({B, T, KV, D});
   if (config_.qkNorm) {
     q = rmsNorm(q, l.qNorm);
     k = rmsNorm(k, l.kNorm);
@@ -160,22 +155,35 @@ at::Tensor Transformer::attention(const Layer& l, const at::Tensor& x, std::int6
   const auto total = cache.length + T;
   at::Tensor keys = cache.keys[layerIndex].narrow(2, 0, total);
   at::Tensor values = cache.values[layerIndex].narrow(2, 0, total);
-  const auto groups = config_.heads / config_.kvHeads;
-  if (groups > 1) {
-    keys = keys.repeat_interleave(groups, 1);
-    values = values.repeat_interleave(groups, 1);
+  const auto groups = H / KV;
+  at::Tensor out;
+  if (T == 1) {
+    // One new token per row: the query heads that share a key/value head (HF's
+    // repeat_interleave order: heads g*groups .. g*groups + groups - 1 use kv head g) attend as
+    // one [groups, D] x [D, total] product, with no copy of the cache per group.
+    const at::Tensor grouped = q.reshape({B, KV, groups, D});
+    const at::Tensor scores =
+        at::matmul(grouped, keys.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(D)));
+    out = at::matmul(at::softmax(scores, -1, at::kFloat).to(values.scalar_type()), values)
+              .view({B, H, 1, D});
+  } else {
+    if (groups > 1) {
+      keys = keys.repeat_interleave(groups, 1);
+      values = values.repeat_interleave(groups, 1);
+    }
+    // Query i (absolute position length + i) sees keys 0 .. length + i.
+    std::optional<at::Tensor> mask;
+    if (cache.length > 0) {
+      const at::Tensor qPos =
+          at::arange(cache.length, total, at::TensorOptions().dtype(at::kLong).device(device_));
+      const at::Tensor kPos =
+          at::arange(0, total, at::TensorOptions().dtype(at::kLong).device(device_));
+      mask = kPos.unsqueeze(0) <= qPos.unsqueeze(1);
+    }
+    out = at::scaled_dot_product_attention(q, keys, values, mask, 0.0,
+                                           /*is_causal=*/cache.length == 0);
   }
-  // Query i (absolute position length + i) sees keys 0 .. length + i.
-  std::optional<at::Tensor> mask;
-  if (T > 1) {
-    const at::Tensor qPos =
-        at::arange(cache.length, total, at::TensorOptions().dtype(at::kLong).device(device_));
-    const at::Tensor kPos =
-        at::arange(0, total, at::TensorOptions().dtype(at::kLong).device(device_));
-    mask = kPos.unsqueeze(0) <= qPos.unsqueeze(1);
-  }
-  const at::Tensor out = at::scaled_dot_product_attention(q, keys, values, mask);
-  return at::linear(out.transpose(1, 2).reshape({B, T, config_.heads * D}), l.o);
+  return at::linear(out.transpose(1, 2).reshape({B, T, H * D}), l.o);
 }
 
 at::Tensor Transformer::forward(const at::Tensor& tokens, KVCache& cache, bool allPositions) const {
@@ -195,7 +203,9 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, KVCache& cache, bool a
     const Layer& l = layers_[i];
     x = x + attention(l, rmsNorm(x, l.inputNorm), static_cast<std::int64_t>(i), cache, cos, sin);
     const at::Tensor h = rmsNorm(x, l.postNorm);
-    x = x + at::linear(at::silu(at::linear(h, l.gate)) * at::linear(h, l.up), l.down);
+    const at::Tensor gateUp = at::linear(h, l.gateUp);
+    const auto I = config_.intermediateSize;
+    x = x + at::linear(at::silu(gateUp.narrow(-1, 0, I)) * gateUp.narrow(-1, I, I), l.down);
   }
   cache.length += T;
   if (!allPositions) x = x.select(1, T - 1);

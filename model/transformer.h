@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/model/model_config.h"
-#include "core/model/safetensors.h"
+#include "model/weight_source.h"
 
 namespace crucible::model {
 
@@ -21,7 +21,7 @@ struct KVCache {
 class Transformer {
  public:
   // Copies the weights out of the mapped checkpoint into `dtype` on `device`.
-  Transformer(const ModelConfig& config, const SafetensorsFolder& weights, at::Device device,
+  Transformer(const ModelConfig& config, const WeightSource& weights, at::Device device,
               at::ScalarType dtype);
 
   // tokens: [batch, T] int64 positions cache.length ... ; appends to the cache. Returns float32
@@ -35,8 +35,8 @@ class Transformer {
  private:
   struct Layer {
     at::Tensor inputNorm, postNorm;
-    at::Tensor q, k, v, o, qBias, kBias, vBias, qNorm, kNorm;
-    at::Tensor gate, up, down;
+    at::Tensor qkv, qkvBias, o, qNorm, kNorm;  // q, k, v stacked: [(heads + 2 kv) * D, H]
+    at::Tensor gateUp, down;                   // gate and up stacked: [2 I, H]
   };
   at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor attention(const Layer& layer, const at::Tensor& x, std::int64_t layerIndex,

@@ -106,6 +106,34 @@ class Reader {
   std::string where_;
 };
 
+// The legacy 32-element blocks (ggml-quants.c's dequantize_row_q4_0 ... q5_1): an f16 scale d
+// (and an f16 minimum m for the _1 types), 16 bytes of low nibbles (element j in the low nibble
+// of byte j, element j + 16 in the high one), and for Q5 a 32-bit mask of fifth bits.
+void dequantizeQ4(const std::byte* block, float* out, bool withMin) {
+  const float d = halfToFloat(load<std::uint16_t>(block));
+  const float m = withMin ? halfToFloat(load<std::uint16_t>(block + 2)) : 0.0f;
+  const float offset = withMin ? 0.0f : -8.0f;
+  const auto* qs = reinterpret_cast<const std::uint8_t*>(block + (withMin ? 4 : 2));
+  for (int j = 0; j < 16; ++j) {
+    out[j] = d * (static_cast<float>(qs[j] & 0xF) + offset) + m;
+    out[j + 16] = d * (static_cast<float>(qs[j] >> 4) + offset) + m;
+  }
+}
+
+void dequantizeQ5(const std::byte* block, float* out, bool withMin) {
+  const float d = halfToFloat(load<std::uint16_t>(block));
+  const float m = withMin ? halfToFloat(load<std::uint16_t>(block + 2)) : 0.0f;
+  const float offset = withMin ? 0.0f : -16.0f;
+  const std::byte* rest = block + (withMin ? 4 : 2);
+  const auto qh = load<std::uint32_t>(rest);
+  const auto* qs = reinterpret_cast<const std::uint8_t*>(rest + 4);
+  for (int j = 0; j < 16; ++j) {
+    const unsigned high0 = ((qh >> j) << 4) & 0x10, high1 = (qh >> (j + 12)) & 0x10;
+    out[j] = d * (static_cast<float>((qs[j] & 0xF) | high0) + offset) + m;
+    out[j + 16] = d * (static_cast<float>((qs[j] >> 4) | high1) + offset) + m;
+  }
+}
+
 void dequantizeQ8_0(const std::byte* block, float* out) {
   const float d = halfToFloat(load<std::uint16_t>(block));
   for (int i = 0; i < 32; ++i) out[i] = d * static_cast<float>(load<std::int8_t>(block + 2 + i));
@@ -166,42 +194,36 @@ std::int64_t GgufTensor::elements() const {
   return n;
 }
 
+namespace {
+struct TypeInfo {
+  GgmlType type;
+  const char* name;
+  std::size_t perBlock, blockBytes;
+};
+// ggml's type traits for the types this reader decodes (ggml.c's type_traits table).
+constexpr TypeInfo kTypes[] = {
+    {GgmlType::F32, "F32", 1, 4},       {GgmlType::F16, "F16", 1, 2},
+    {GgmlType::BF16, "BF16", 1, 2},     {GgmlType::Q4_0, "Q4_0", 32, 18},
+    {GgmlType::Q4_1, "Q4_1", 32, 20},   {GgmlType::Q5_0, "Q5_0", 32, 22},
+    {GgmlType::Q5_1, "Q5_1", 32, 24},   {GgmlType::Q8_0, "Q8_0", 32, 34},
+    {GgmlType::Q4_K, "Q4_K", 256, 144}, {GgmlType::Q6_K, "Q6_K", 256, 210},
+};
+const TypeInfo* typeInfo(GgmlType type) {
+  for (const TypeInfo& t : kTypes)
+    if (t.type == type) return &t;
+  return nullptr;
+}
+}  // namespace
+
 std::pair<std::size_t, std::size_t> ggmlBlock(GgmlType type) {
-  switch (type) {
-    case GgmlType::F32:
-      return {1, 4};
-    case GgmlType::F16:
-      return {1, 2};
-    case GgmlType::BF16:
-      return {1, 2};
-    case GgmlType::Q8_0:
-      return {32, 34};
-    case GgmlType::Q4_K:
-      return {256, 144};
-    case GgmlType::Q6_K:
-      return {256, 210};
-    default:
-      return {0, 0};
-  }
+  const TypeInfo* t = typeInfo(type);
+  if (!t) return {0, 0};
+  return {t->perBlock, t->blockBytes};
 }
 
 std::string ggmlTypeName(GgmlType type) {
-  switch (type) {
-    case GgmlType::F32:
-      return "F32";
-    case GgmlType::F16:
-      return "F16";
-    case GgmlType::BF16:
-      return "BF16";
-    case GgmlType::Q8_0:
-      return "Q8_0";
-    case GgmlType::Q4_K:
-      return "Q4_K";
-    case GgmlType::Q6_K:
-      return "Q6_K";
-    default:
-      return "ggml type " + std::to_string(static_cast<std::uint32_t>(type));
-  }
+  const TypeInfo* t = typeInfo(type);
+  return t ? t->name : "ggml type " + std::to_string(static_cast<std::uint32_t>(type));
 }
 
 GgufFile::GgufFile(const std::filesystem::path& path) : file_(std::make_unique<MappedFile>(path)) {
@@ -259,14 +281,19 @@ GgufFile::GgufFile(const std::filesystem::path& path) : file_(std::make_unique<M
 GgufFile::~GgufFile() = default;
 
 std::vector<float> dequantize(const GgufTensor& t) {
+  std::vector<float> out(static_cast<std::size_t>(t.elements()));
+  dequantizeInto(t, out.data());
+  return out;
+}
+
+void dequantizeInto(const GgufTensor& t, float* out) {
   const auto [perBlock, blockBytes] = ggmlBlock(t.type);
   if (perBlock == 0 || !t.data)
     throw ModelError("tensor '" + t.name + "': " + ggmlTypeName(t.type) + " is not supported");
-  std::vector<float> out(static_cast<std::size_t>(t.elements()));
-  const std::size_t blocks = out.size() / perBlock;
+  const std::size_t blocks = static_cast<std::size_t>(t.elements()) / perBlock;
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::byte* block = t.data + b * blockBytes;
-    float* dst = out.data() + b * perBlock;
+    float* dst = out + b * perBlock;
     switch (t.type) {
       case GgmlType::F32:
         *dst = load<float>(block);
@@ -276,6 +303,14 @@ std::vector<float> dequantize(const GgufTensor& t) {
         break;
       case GgmlType::BF16:
         *dst = bf16ToFloat(load<std::uint16_t>(block));
+        break;
+      case GgmlType::Q4_0:
+      case GgmlType::Q4_1:
+        dequantizeQ4(block, dst, t.type == GgmlType::Q4_1);
+        break;
+      case GgmlType::Q5_0:
+      case GgmlType::Q5_1:
+        dequantizeQ5(block, dst, t.type == GgmlType::Q5_1);
         break;
       case GgmlType::Q8_0:
         dequantizeQ8_0(block, dst);
@@ -290,7 +325,6 @@ std::vector<float> dequantize(const GgufTensor& t) {
         break;
     }
   }
-  return out;
 }
 
 }  // namespace crucible::model

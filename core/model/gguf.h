@@ -1,8 +1,7 @@
 // Read-only view of a GGUF file (ggml's docs/gguf.md, versions 2 and 3): typed key/value metadata
 // (tokenizer.ggml.*, general.*, <arch>.*), tensor infos (dims innermost-first, ggml type, offset
-// from the aligned data start), and dequantisation of F32, F16, BF16, Q8_0, Q4_K and Q6_K to
-// float32. The model loader on top of it (config and tokenizer from the metadata) is not written
-// yet.
+// from the aligned data start), and dequantisation of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q4_K and Q6_K to float32. core/model/gguf_model.h builds a model from it.
 #pragma once
 
 #include <cstddef>
@@ -67,5 +66,7 @@ std::pair<std::size_t, std::size_t> ggmlBlock(GgmlType type);
 std::string ggmlTypeName(GgmlType type);
 // All elements of the tensor as float32, in storage order. Throws ModelError for other types.
 std::vector<float> dequantize(const GgufTensor& tensor);
+// The same into `out` (tensor.elements() floats), e.g. straight into a tensor's storage.
+void dequantizeInto(const GgufTensor& tensor, float* out);
 
 }  // namespace crucible::model

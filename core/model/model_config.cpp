@@ -47,7 +47,8 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
     if (rs.is_object()) {
       c.ropeScaling.type = rs.value("rope_type", rs.value("type", ""));
       if (c.ropeScaling.type == "default") c.ropeScaling.type.clear();
-      if (!c.ropeScaling.type.empty() && c.ropeScaling.type != "llama3")
+      if (!c.ropeScaling.type.empty() && c.ropeScaling.type != "llama3" &&
+          c.ropeScaling.type != "linear")
         throw ModelError(source + ": unsupported rope_scaling type '" + c.ropeScaling.type + "'");
       c.ropeScaling.factor = rs.value("factor", 1.0);
       c.ropeScaling.lowFreqFactor = rs.value("low_freq_factor", 1.0);

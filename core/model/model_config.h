@@ -10,7 +10,9 @@
 namespace crucible::model {
 
 struct RopeScaling {
-  std::string type;  // "" (none) or "llama3"
+  // "" (none), "llama3", "linear" (positions divided by factor), or "rope_freqs" (a GGUF's
+  // rope_freqs tensor holds llama.cpp's per-frequency divisors, Llama-3.1's scaling precomputed)
+  std::string type;
   double factor = 1.0;
   double lowFreqFactor = 1.0;
   double highFreqFactor = 4.0;

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/model/gguf.h"
+#include "core/model/gguf_model.h"
 #include "core/model/model_error.h"
 
 namespace crucible::model {
@@ -33,14 +35,14 @@ std::optional<std::string> tokenName(const nlohmann::json& value) {
 }  // namespace
 
 ModelFolder ModelFolder::open(const std::filesystem::path& folder) {
+  if (std::filesystem::is_regular_file(folder)) return openGgufModel(folder);
   if (!std::filesystem::is_directory(folder))
-    throw ModelError(folder.string() + ": not a folder (expected a Hugging Face model folder)");
-  ModelFolder m{folder,
-                ModelConfig::fromFile(folder / "config.json"),
-                Tokenizer::fromFile(folder / "tokenizer.json"),
-                {},
-                {},
-                {}};
+    throw ModelError(folder.string() +
+                     ": not found (expected a Hugging Face model folder or a .gguf file)");
+  ModelFolder m;
+  m.path = folder;
+  m.config = ModelConfig::fromFile(folder / "config.json");
+  m.tokenizer = Tokenizer::fromFile(folder / "tokenizer.json");
   const auto tokConfig = readOptionalJson(folder / "tokenizer_config.json");
   if (tokConfig.contains("chat_template") && tokConfig["chat_template"].is_string())
     m.chatTemplateText = tokConfig["chat_template"].get<std::string>();

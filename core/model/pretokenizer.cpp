@@ -120,6 +120,18 @@ std::optional<SplitPattern> splitPatternFromRegex(std::string_view regex) {
   return std::nullopt;
 }
 
+std::string_view splitPatternRegex(SplitPattern pattern) {
+  switch (pattern) {
+    case SplitPattern::Llama3:
+      return kLlama3Regex;
+    case SplitPattern::Qwen2:
+      return kQwen2Regex;
+    case SplitPattern::Gpt2:
+      return kGpt2Regex;
+  }
+  return {};
+}
+
 std::string_view splitPatternName(SplitPattern pattern) {
   switch (pattern) {
     case SplitPattern::Llama3:

@@ -19,6 +19,8 @@ enum class SplitPattern { Llama3, Qwen2, Gpt2 };
 // The pattern whose regex source (as written in tokenizer.json) is `regex`, if it is one we know.
 std::optional<SplitPattern> splitPatternFromRegex(std::string_view regex);
 std::string_view splitPatternName(SplitPattern pattern);
+// The regex source as tokenizer.json writes it (the inverse of splitPatternFromRegex).
+std::string_view splitPatternRegex(SplitPattern pattern);
 
 // Splits UTF-8 text into pre-tokens (byte substrings that together are exactly `text`).
 std::vector<std::string_view> preTokenize(std::string_view text, SplitPattern pattern);

@@ -126,6 +126,7 @@ class Server {
     if (folder_->chatTemplate) format = std::string(folder_->chatTemplate->formatName());
     return {{"ev", ev},
             {"path", folder_->path.string()},
+            {"format", folder_->format},
             {"architecture", folder_->config.architecture},
             {"parameters", folder_->config.parameterCount()},
             {"context_length", folder_->config.maxPositions},

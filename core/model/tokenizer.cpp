@@ -164,7 +164,9 @@ Tokenizer Tokenizer::fromJson(const json& j, const std::string& source) {
   } catch (const json::exception& e) {
     fail(source, std::string("unexpected structure: ") + e.what());
   }
-  for (int b = 0; b < 256; ++b)
+  // Byte-level vocabularies hold the bytes as tokens, but not necessarily all 256 (SmolLM2 lacks
+  // control bytes such as 0x04); printable ASCII is always there.
+  for (int b = '!'; b <= '~'; ++b)
     if (!t.bytesToId_.count(std::string(1, static_cast<char>(b))))
       fail(source, "vocabulary lacks the byte " + std::to_string(b) + " (not byte-level BPE)");
   return t;
@@ -268,7 +270,11 @@ void Tokenizer::bpe(std::string_view piece, std::vector<int>& out) const {
   }
   std::vector<int> symbols;
   symbols.reserve(piece.size());
-  for (char c : piece) symbols.push_back(bytesToId_.at(std::string(1, c)));
+  for (char c : piece) {
+    // A byte without a token is dropped, as `tokenizers` does for a BPE without an unk token.
+    const auto byte = bytesToId_.find(std::string(1, c));
+    if (byte != bytesToId_.end()) symbols.push_back(byte->second);
+  }
   // Merge the lowest-ranked adjacent pair (leftmost on ties) until no pair has a merge.
   while (symbols.size() > 1) {
     int bestRank = std::numeric_limits<int>::max(), bestId = -1;

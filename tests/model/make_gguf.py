@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a small GGUF file with the `gguf` package (ggml's own Python writer) at test time:
-metadata of every value type and one tensor per supported ggml type (F32, F16, BF16, Q8_0 from
-quantised random data, Q4_K and Q6_K from random blocks), plus expected.json with each tensor's
+metadata of every value type and one tensor per supported ggml type (F32, F16, BF16, Q4_0, Q4_1,
+Q5_0, Q5_1 and Q8_0 from quantised random data, Q4_K and Q6_K from random blocks), plus expected.json with each tensor's
 shape and the values `gguf`'s reference dequantiser gives. tests/model/test_gguf.cpp compares.
 
 usage: make_gguf.py OUT_DIR
@@ -59,6 +59,8 @@ def main():
     add("f16", rng.standard_normal((4, 8)).astype(np.float16), T.F16)
     add("bf16", rng.standard_normal((2, 16)).astype(np.float32), T.BF16)
     add("q8_0", rng.standard_normal((2, 64)).astype(np.float32), T.Q8_0)
+    for kind in (T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1):
+        add(kind.name.lower(), rng.standard_normal((3, 64)).astype(np.float32), kind)
     add("q4_k", None, T.Q4_K, raw=random_blocks(rng, T.Q4_K, 2))
     add("q6_k", None, T.Q6_K, raw=random_blocks(rng, T.Q6_K, 3))
     writer.write_header_to_file()

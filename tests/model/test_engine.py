@@ -1,9 +1,6 @@
 """crucible-model against Hugging Face transformers on tiny random-weight models made at test time
 (make_tiny_models.py), through the real binary and its JSON-lines protocol."""
-import json
-import os
 import pathlib
-import subprocess
 import sys
 
 import pytest
@@ -13,56 +10,10 @@ import transformers
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import make_tiny_models  # noqa: E402
+from engine_client import DEVICE, TOLERANCE, Engine, load  # noqa: E402
 
-BINARY = os.environ.get("CRUCIBLE_MODEL_BIN", str(HERE.parents[1] / "build" / "bin" / "crucible-model"))
 ARCHS = ["llama3", "qwen2", "qwen3"]
-# cuda runs the engine on the GPU (label gpu) against transformers on the CPU.
-DEVICE = os.environ.get("CRUCIBLE_MODEL_DEVICE", "cpu")
-TOLERANCE = 1e-4 if DEVICE == "cpu" else 5e-4
 PROMPT = "def add_kernel(x_ptr, y_ptr):\n    pid = tl.program_id(0)  # café 日本"
-
-
-class Engine:
-    """One crucible-model process; requests carry ids, events are read back per id."""
-
-    def __init__(self):
-        # Bytes, not text mode: the protocol's line ends are "\n" only, so no newline translation.
-        self.proc = subprocess.Popen([BINARY], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.next_id = 0
-
-    def send(self, op, **fields):
-        self.next_id += 1
-        self.proc.stdin.write((json.dumps({"op": op, "id": self.next_id, **fields}) + "\n").encode())
-        self.proc.stdin.flush()
-        return self.next_id
-
-    def read(self):
-        line = self.proc.stdout.readline()
-        assert line, "crucible-model closed its output"
-        assert line.strip(), "crucible-model wrote an empty line"
-        return json.loads(line.decode("utf-8"))
-
-    def request(self, op, **fields):
-        rid = self.send(op, **fields)
-        while True:
-            event = self.read()
-            if event.get("id") == rid and event["ev"] != "token":
-                return event
-
-    def stream(self, op, **fields):
-        rid = self.send(op, **fields)
-        tokens = []
-        while True:
-            event = self.read()
-            if event.get("id") != rid:
-                continue
-            if event["ev"] != "token":
-                return tokens, event
-            tokens.append(event)
-
-    def close(self):
-        self.proc.stdin.close()
-        assert self.proc.wait(timeout=30) == 0
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +35,6 @@ def engine():
 
 def hf(folder):
     return transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
-
-
-def load(engine, folder):
-    event = engine.request("load", path=str(folder), device=DEVICE, dtype="float32")
-    assert event["ev"] == "loaded", event
-    return event
 
 
 @pytest.mark.parametrize("arch", ARCHS + ["qwen3-bf16"])
