@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
     return arg == "--help" || arg == "-h" ? 0 : 2;
   }
   std::ios::sync_with_stdio(false);
+  // std::cin is tied to std::cout: every read on the stdin thread would flush std::cout while
+  // the main thread writes it, a data race that under load put stray "\n" lines in the output.
+  std::cin.tie(nullptr);
   const int rc =
       crucible::model::serveProtocol(std::cin, std::cout, crucible::model::makeTorchDecoder);
   std::cout.flush();
