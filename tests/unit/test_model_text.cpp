@@ -104,13 +104,48 @@ TEST(ModelChatTemplate, ChatMLAddsQwen25DefaultSystemOnlyWhenTheTemplateHasIt) {
 }
 
 TEST(ModelChatTemplate, Qwen3DropsEarlierReasoningAndClosesThinkingWhenOff) {
-  const auto qwen3 = ChatTemplate::detect("<|im_start|> enable_thinking");
+  const auto qwen3 = ChatTemplate::detect("<|im_start|> enable_thinking last_query_index");
   const std::string out = qwen3.render(
       {{"user", "a"}, {"assistant", "<think>\nplan\n</think>\n\nanswer"}, {"user", "b"}}, true,
       false);
   EXPECT_EQ(out,
             "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nanswer<|im_end|>\n"
             "<|im_start|>user\nb<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+TEST(ModelChatTemplate, DefaultSystemPromptIsReadFromTheTemplateWithEitherNewline) {
+  // SmolLM2-135M-Instruct's template as its GGUF stores it (a real newline in the literal).
+  const auto smollm2 = ChatTemplate::detect(
+      "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ "
+      "'<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+      "Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + "
+      "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}");
+  EXPECT_EQ(smollm2.defaultSystem,
+            "You are a helpful AI assistant named SmolLM, trained by Hugging Face");
+  // Qwen2.5's tools branch writes the system header alone; the default is the later literal.
+  const auto qwen25 = ChatTemplate::detect(
+      "{{- '<|im_start|>system\\n' }}{{- messages[0]['content'] }} {{- '<|im_start|>system\\n' "
+      "+ messages[0]['content'] + '<|im_end|>\\n' }} {{- '<|im_start|>system\\nYou are Qwen, "
+      "created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}");
+  EXPECT_EQ(qwen25.defaultSystem,
+            "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.");
+  EXPECT_EQ(smollm2.render({{"system", "S"}, {"user", "hi"}}, false),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n");
+}
+
+TEST(ModelChatTemplate, Qwen3KeepsReasoningAfterTheLastQueryAndThinking2507OpensThink) {
+  const auto qwen3 = ChatTemplate::detect("<|im_start|> last_query_index enable_thinking");
+  // A continuation: the assistant turn after the last user query keeps its reasoning, with the
+  // newlines around it normalised as the template's strip('\n') calls do.
+  EXPECT_EQ(
+      qwen3.render({{"user", "a"}, {"assistant", "<think>\n\nplan\n</think>\n\n\nans"}}, false),
+      "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n<think>\nplan\n</think>\n\n"
+      "ans<|im_end|>\n");
+  const auto thinking = ChatTemplate::detect(
+      "<|im_start|> last_query_index {{- '<|im_start|>assistant\\n<think>\\n' }}");
+  EXPECT_TRUE(thinking.opensThinking);
+  EXPECT_EQ(thinking.render({{"user", "a"}}),
+            "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n<think>\n");
 }
 
 TEST(ModelChatTemplate, Llama31OpensWithTheKnowledgeCutoffSystemTurn) {
