@@ -10,7 +10,7 @@ import transformers
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import make_tiny_models  # noqa: E402
-from engine_client import DEVICE, TOLERANCE, Engine, load  # noqa: E402
+from engine_client import DEVICE, TOLERANCE, load  # noqa: E402
 
 ARCHS = ["llama3", "qwen2", "qwen3"]
 PROMPT = "def add_kernel(x_ptr, y_ptr):\n    pid = tl.program_id(0)  # café 日本"
@@ -24,13 +24,6 @@ def models(tmp_path_factory):
                                                   dtype=torch.bfloat16, shard="100KB",
                                                   folder_name="qwen3-bf16")
     return folders
-
-
-@pytest.fixture
-def engine():
-    e = Engine()
-    yield e
-    e.close()
 
 
 def hf(folder):

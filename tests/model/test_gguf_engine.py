@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 import convert_to_gguf  # noqa: E402
 import make_tiny_models  # noqa: E402
 import make_tokenizers  # noqa: E402
-from engine_client import TOLERANCE, Engine, load  # noqa: E402
+from engine_client import TOLERANCE, load  # noqa: E402
 
 ARCHS = ["llama3", "qwen2", "qwen3"]
 TYPES = ["F32", "F16", "Q8_0"]
@@ -39,13 +39,6 @@ def models(tmp_path_factory):
             made[arch, kind] = (folder, convert_to_gguf.convert(folder, out / f"{arch}-{kind}.gguf",
                                                                 kind, PRE[arch]))
     return made
-
-
-@pytest.fixture
-def engine():
-    e = Engine()
-    yield e
-    e.close()
 
 
 def hf(folder):
