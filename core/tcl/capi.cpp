@@ -54,9 +54,17 @@ int tcl_launch(TclKernel* kernel, const uint64_t grid[3], const TclArg* args, si
                char* error, size_t error_size) {
   try {
     if (!kernel) throw std::runtime_error("no kernel");
-    crucible::tcl::Runtime::get().launch(kernel->handle, kernel->compiled.params, grid, args,
-                                         nargs);
-    return 0;
+    int64_t oob[5] = {0, 0, 0, 0, 0};
+    crucible::tcl::Runtime::get().launch(kernel->handle, kernel->compiled.params, grid, args, nargs,
+                                         kernel->compiled.checked ? oob : nullptr);
+    if (oob[0] == 0) return 0;
+    static const char* kinds[] = {"load", "store", "atomic"};
+    nlohmann::json report = {{"line", oob[1]},
+                             {"param", oob[2]},
+                             {"byte_offset", oob[3]},
+                             {"access", kinds[oob[4] >= 0 && oob[4] < 3 ? oob[4] : 0]}};
+    setError(error, error_size, report.dump());
+    return 2;
   } catch (const std::exception& e) {
     setError(error, error_size, e.what());
   } catch (...) {

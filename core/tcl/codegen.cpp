@@ -14,8 +14,11 @@ NodeP makeNode(Op op, Type type, std::vector<NodeP> ops, std::string name) {
   n->type = std::move(type);
   n->name = std::move(name);
   n->hasLoad = op == Op::Load;
-  for (const auto& o : ops)
+  for (const auto& o : ops) {
     if (o && o->hasLoad) n->hasLoad = true;
+    if (n->type.pointer && o && o->type.pointer && !o->ptrRoot.empty())
+      n->ptrRoot = n->ptrRoot.empty() || n->ptrRoot == o->ptrRoot ? o->ptrRoot : "*";
+  }
   n->ops = std::move(ops);
   return n;
 }
@@ -79,6 +82,38 @@ inline float tcl_normal(uint a, uint b, int sine) {
 }
 )CL";
 
+// Bounds-checked mode (docs/TCL.md): tcl_oob[0] is set once, by the first out-of-bounds
+// access, which also records its kernel line, parameter index, byte offset from the storage
+// start and kind (0 load, 1 store, 2 atomic).
+const char* kCheckedPrelude = R"CL(#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+inline int tcl_in(__global const uchar* p, __global const uchar* base, ulong n, ulong es) {
+  const long d = (long)((ulong)p - (ulong)base);
+  return d >= 0 && (ulong)d + es <= n;
+}
+inline int tcl_oob_rec(int line, int arg, int access, long d, __global long* oob) {
+  if (atom_cmpxchg((volatile __global long*)oob, 0L, 1L) == 0L) {
+    oob[1] = line;
+    oob[2] = arg;
+    oob[3] = d;
+    oob[4] = access;
+  }
+  return 0;
+}
+inline int tcl_chk(__global const uchar* p, __global const uchar* base, ulong n, ulong es,
+                   int line, int arg, int access, __global long* oob) {
+  return tcl_in(p, base, n, es) ? 1
+                                : tcl_oob_rec(line, arg, access, (long)((ulong)p - (ulong)base), oob);
+}
+)CL";
+
+const char* kInt64Atomics =
+    "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+    "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n";
+
+int storageBytes(DType t) {
+  return t == DType::I1 ? 1 : bitWidth(t) / 8;
+}
+
 std::string floatLiteral(double v, DType t) {
   if (std::isnan(v)) return t == DType::FP64 ? "(double)NAN" : "NAN";
   if (std::isinf(v)) {
@@ -123,7 +158,142 @@ std::ostream& Codegen::line() {
 NodeP Codegen::addParam(const std::string& name, const Type& type) {
   std::string cname = "a_" + name;
   params_.push_back({cname, type});
-  return makeNode(Op::Var, type, {}, cname);
+  auto n = makeNode(Op::Var, type, {}, cname);
+  if (type.pointer) const_cast<Node&>(*n).ptrRoot = cname;
+  return n;
+}
+
+std::string Codegen::boundsCheck(const NodeP& n, const std::string& ptr, int line, int access) {
+  const std::string p = "(__global const uchar*)(" + ptr + ")";
+  const std::string es = std::to_string(storageBytes(n->type.dtype)) + "UL";
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].name == n->ptrRoot)
+      return "tcl_chk(" + p + ", " + n->ptrRoot + "_base, " + n->ptrRoot + "_n, " + es + ", " +
+             std::to_string(line) + ", " + std::to_string(i) + ", " + std::to_string(access) +
+             ", tcl_oob)";
+  // Several possible arguments: any pointer argument's storage will do.
+  std::string any = "(";
+  for (const auto& prm : params_)
+    if (prm.type.pointer)
+      any += "tcl_in(" + p + ", " + prm.name + "_base, " + prm.name + "_n, " + es + ") || ";
+  return any + "tcl_oob_rec(" + std::to_string(line) + ", -1, " + std::to_string(access) +
+         ", 0L, tcl_oob))";
+}
+
+std::string Codegen::atomicHelper(const std::string& op, DType t) {
+  const std::string name = "tcl_atomic_" + op + "_" + dtypeName(t);
+  for (const auto& h : helpers_)
+    if (h.find(" " + name + "(") != std::string::npos) return name;
+  const std::string st = storageCType(t), ct = computeCType(t);
+  const bool wide = bitWidth(t) == 64, cas = op == "cas";
+  const std::string pre = wide ? "atom_" : "atomic_", fn = cas ? "cmpxchg" : op;
+  std::ostringstream f;
+  if (wide) f << kInt64Atomics;
+  f << "inline " << ct << " " << name << "(__global " << st << "* p, " << ct << " v"
+    << (cas ? ", " + ct + " c" : "") << ") {\n";
+  if (isInt(t)) {
+    f << "  return " << pre << fn << "((volatile __global " << st << "*)p, " << (cas ? "c, v" : "v")
+      << ");\n";
+  } else if (t == DType::FP32 || t == DType::FP64) {
+    const std::string it = wide ? "long" : "int", ut = wide ? "ulong" : "uint";
+    const std::string asF = wide ? "as_double" : "as_float", asI = "as_" + it, asU = "as_" + ut;
+    const std::string ip = "(volatile __global " + it + "*)p",
+                      up = "(volatile __global " + ut + "*)p";
+    if (op == "add") {  // no float atomics in OpenCL C 1.2: a compare-and-swap loop on the bits
+      f << "  " << ut << " old = *" << up << ", assumed;\n"
+        << "  do {\n    assumed = old;\n    old = " << pre << "cmpxchg(" << up << ", assumed, "
+        << asU << "(" << asF << "(assumed) + v));\n  } while (old != assumed);\n"
+        << "  return " << asF << "(old);\n";
+    } else if (op == "max" || op == "min") {
+      // Triton's lowering: a non-negative value by signed integer max/min of the bits, a
+      // negative one by unsigned min/max.
+      const bool mx = op == "max";
+      f << "  return signbit(v) ? " << asF << "(" << pre << (mx ? "min(" : "max(") << up << ", "
+        << asU << "(v))) : " << asF << "(" << pre << (mx ? "max(" : "min(") << ip << ", " << asI
+        << "(v)));\n";
+    } else if (op == "xchg") {
+      f << "  return " << asF << "(" << pre << "xchg(" << up << ", " << asU << "(v)));\n";
+    } else {  // cas
+      f << "  return " << asF << "(" << pre << "cmpxchg(" << up << ", " << asU << "(c), " << asU
+        << "(v)));\n";
+    }
+  } else {  // fp16 / bf16 add: a compare-and-swap loop on the aligned 32-bit word holding it
+    const std::string from =
+        t == DType::FP16 ? "vload_half(0, (__private const half*)&h)" : "tcl_bf16_to_f32(h)";
+    const std::string to = t == DType::FP16 ? "vstore_half_rte(s, 0, (__private half*)&nh)"
+                                            : "nh = tcl_f32_to_bf16(s)";
+    f << "  volatile __global uint* q = (volatile __global uint*)((ulong)p & ~(ulong)3);\n"
+      << "  const int hi = ((ulong)p & 2) != 0;\n"
+      << "  uint old = *q, assumed;\n  ushort h, nh;\n  do {\n    assumed = old;\n"
+      << "    h = hi ? (ushort)(assumed >> 16) : (ushort)(assumed & 0xFFFFu);\n"
+      << "    const float s = " << from << " + v;\n    " << to << ";\n"
+      << "    old = atomic_cmpxchg(q, assumed, hi ? ((assumed & 0xFFFFu) | ((uint)nh << 16))"
+      << " : ((assumed & 0xFFFF0000u) | (uint)nh));\n  } while (old != assumed);\n"
+      << "  h = hi ? (ushort)(old >> 16) : (ushort)(old & 0xFFFFu);\n  return " << from << ";\n";
+  }
+  f << "}\n";
+  helpers_.push_back(f.str());
+  return name;
+}
+
+NodeP Codegen::atomic(const std::string& op, const NodeP& ptr, const NodeP& val, const NodeP& cmp,
+                      const NodeP& mask, int kernelLine) {
+  const DType t = ptr->type.dtype;
+  const std::string fn = atomicHelper(op, t), ct = computeCType(t);
+  const Shape& shape = ptr->type.shape;
+  NodeP out = declare(Type{t, false, shape});
+  auto idx = openLoops(shape);
+  const std::string p = expr(ptr, idx);
+  std::string call =
+      fn + "(" + p + ", " + expr(val, idx) + (cmp ? ", " + expr(cmp, idx) : "") + ")";
+  std::string cond = mask ? "(" + expr(mask, idx) + ")" : "";
+  if (checked_) cond += (cond.empty() ? "" : " && ") + boundsCheck(ptr, p, kernelLine, 2);
+  if (!cond.empty()) call = "(" + cond + " ? " + call + " : (" + ct + ")0)";
+  line() << out->name << (shape.empty() ? "" : "[" + linear(shape, idx) + "]") << " = " << call
+         << ";\n";
+  closeLoops(idx.size());
+  return out;
+}
+
+NodeP Codegen::declare(const Type& t) {
+  std::string v = fresh(t.shape.empty() ? "v" : "b");
+  line() << computeCType(t.dtype) << " " << v
+         << (t.shape.empty() ? "" : "[" + std::to_string(numel(t.shape)) + "]") << ";\n";
+  return makeNode(t.shape.empty() ? Op::Var : Op::Array, t, {}, v);
+}
+
+NodeP Codegen::declareHoisted(const Type& t) {
+  std::string v = fresh("h");
+  hoisted_ << "  " << computeCType(t.dtype) << " " << v
+           << (t.shape.empty() ? "" : "[" + std::to_string(numel(t.shape)) + "]") << ";\n";
+  return makeNode(t.shape.empty() ? Op::Var : Op::Array, t, {}, v);
+}
+
+NodeP Codegen::scalarAt(const NodeP& n, const std::vector<std::string>& idx) {
+  std::string v = fresh("e");
+  line() << computeCType(n->type.dtype) << " " << v << " = " << expr(n, idx) << ";\n";
+  return makeNode(Op::Var, Type{n->type.dtype, false, {}}, {}, v);
+}
+
+void Codegen::storeAt(const NodeP& dst, const std::vector<std::string>& idx, const NodeP& v) {
+  line() << dst->name << (dst->op == Op::Array ? "[" + linear(dst->type.shape, idx) + "]" : "")
+         << " = " << expr(v, {}) << ";\n";
+}
+
+std::string Codegen::beginCountedLoop(int64_t from, int64_t to) {
+  std::string k = fresh("k");
+  line() << "for (int " << k << " = " << from << "; " << k << " < " << to << "; ++" << k << ") {\n";
+  ++indent_;
+  return k;
+}
+
+void Codegen::beginForever() {
+  line() << "for (;;) {\n";
+  ++indent_;
+}
+
+void Codegen::breakUnless(const NodeP& cond) {
+  line() << "if (!(" << expr(cond, {}) << ")) break;\n";
 }
 
 NodeP Codegen::programId(int axis) {
@@ -157,6 +327,32 @@ void Codegen::closeLoops(size_t n) {
   }
 }
 
+std::vector<std::string> Codegen::reshapeIndex(const Shape& from, const Shape& to,
+                                               const std::vector<std::string>& idx) const {
+  // Only size-1 dims inserted or removed: the other dims keep their index.
+  std::vector<size_t> fromDims, toDims;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1) fromDims.push_back(d);
+  for (size_t d = 0; d < to.size(); ++d)
+    if (to[d] != 1) toDims.push_back(d);
+  std::vector<std::string> sub(from.size(), "0");
+  bool same = fromDims.size() == toDims.size();
+  for (size_t k = 0; same && k < fromDims.size(); ++k) same = from[fromDims[k]] == to[toDims[k]];
+  if (same) {
+    for (size_t k = 0; k < fromDims.size(); ++k) sub[fromDims[k]] = idx[toDims[k]];
+    return sub;
+  }
+  // Otherwise through the row-major linear index.
+  std::string lin = "(" + linear(to, idx) + ")";
+  int64_t stride = 1;
+  for (size_t d = from.size(); d-- > 0;) {
+    std::string e = stride == 1 ? lin : "(" + lin + " / " + std::to_string(stride) + ")";
+    sub[d] = d == 0 ? e : "(" + e + " % " + std::to_string(from[d]) + ")";
+    stride *= from[d];
+  }
+  return sub;
+}
+
 std::string Codegen::linear(const Shape& shape, const std::vector<std::string>& idx) const {
   if (shape.empty()) return "0";
   std::string e = idx[0];
@@ -171,17 +367,21 @@ NodeP Codegen::materialize(const NodeP& n, bool force) {
     return n;
   std::string ct = n->type.pointer ? "__global " + storageCType(n->type.dtype) + "*"
                                    : computeCType(n->type.dtype);
+  NodeP r;
   if (n->type.shape.empty()) {
     std::string v = fresh("s");
     line() << ct << " " << v << " = " << expr(n, {}) << ";\n";
-    return makeNode(Op::Var, n->type, {}, v);
+    r = makeNode(Op::Var, n->type, {}, v);
+  } else {
+    std::string v = fresh("t");
+    line() << ct << " " << v << "[" << numel(n->type.shape) << "];\n";
+    auto idx = openLoops(n->type.shape);
+    line() << v << "[" << linear(n->type.shape, idx) << "] = " << expr(n, idx) << ";\n";
+    closeLoops(idx.size());
+    r = makeNode(Op::Array, n->type, {}, v);
   }
-  std::string v = fresh("t");
-  line() << ct << " " << v << "[" << numel(n->type.shape) << "];\n";
-  auto idx = openLoops(n->type.shape);
-  line() << v << "[" << linear(n->type.shape, idx) << "] = " << expr(n, idx) << ";\n";
-  closeLoops(idx.size());
-  return makeNode(Op::Array, n->type, {}, v);
+  const_cast<Node&>(*r).ptrRoot = n->ptrRoot;
+  return r;
 }
 
 NodeP Codegen::makeMutable(const NodeP& n) {
@@ -198,7 +398,7 @@ void Codegen::assign(const NodeP& dst, const NodeP& value) {
   closeLoops(idx.size());
 }
 
-void Codegen::store(const NodeP& ptr, const NodeP& value, const NodeP& mask) {
+void Codegen::store(const NodeP& ptr, const NodeP& value, const NodeP& mask, int line) {
   auto idx = openLoops(ptr->type.shape);
   std::string p = expr(ptr, idx), v = expr(value, idx);
   std::string st;
@@ -215,10 +415,12 @@ void Codegen::store(const NodeP& ptr, const NodeP& value, const NodeP& mask) {
     default:
       st = "*(" + p + ") = " + v;
   }
-  if (mask)
-    line() << "if (" << expr(mask, idx) << ") " << st << ";\n";
+  std::string cond = mask ? "(" + expr(mask, idx) + ")" : "";
+  if (checked_) cond += (cond.empty() ? "" : " && ") + boundsCheck(ptr, p, line, 1);
+  if (!cond.empty())
+    this->line() << "if (" << cond << ") " << st << ";\n";
   else
-    line() << st << ";\n";
+    this->line() << st << ";\n";
   closeLoops(idx.size());
 }
 
@@ -497,6 +699,53 @@ NodeP Codegen::dot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT,
   return makeNode(Op::Array, Type{accT, false, {M, N}}, {}, c);
 }
 
+NodeP Codegen::batchedDot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT) {
+  const int64_t B = a->type.shape[0], M = a->type.shape[1], K = a->type.shape[2],
+                N = b->type.shape[2];
+  const std::string ct = computeCType(accT);
+  auto tile = [&](const NodeP& n) {
+    std::string t = fresh("bd");
+    line() << ct << " " << t << "[" << numel(n->type.shape) << "];\n";
+    auto idx = openLoops(n->type.shape);
+    line() << t << "[" << linear(n->type.shape, idx) << "] = (" << ct << ")(" << expr(n, idx)
+           << ");\n";
+    closeLoops(idx.size());
+    return t;
+  };
+  std::string at = tile(a), bt = tile(b), c = fresh("bdC");
+  Shape outShape{B, M, N};
+  line() << ct << " " << c << "[" << B * M * N << "];\n";
+  {
+    auto idx = openLoops(outShape);
+    line() << c << "[" << linear(outShape, idx) << "] = "
+           << (acc ? expr(acc, idx) : (isFloat(accT) ? floatLiteral(0, accT) : intLiteral(0, accT)))
+           << ";\n";
+    closeLoops(idx.size());
+  }
+  std::string bb = fresh("bb"), m = fresh("bm"), k = fresh("bk"), n = fresh("bn"), av = fresh("ba");
+  line() << "for (int " << bb << " = 0; " << bb << " < " << B << "; ++" << bb << ")\n";
+  line() << "for (int " << m << " = 0; " << m << " < " << M << "; ++" << m << ")\n";
+  line() << "for (int " << k << " = 0; " << k << " < " << K << "; ++" << k << ") {\n";
+  ++indent_;
+  line() << "const " << ct << " " << av << " = " << at << "[(" << bb << " * " << M << " + " << m
+         << ") * " << K << " + " << k << "];\n";
+  line() << "for (int " << n << " = 0; " << n << " < " << N << "; ++" << n << ") {\n";
+  ++indent_;
+  std::string cref = c + "[(" + bb + " * " + std::to_string(M) + " + " + m + ") * " +
+                     std::to_string(N) + " + " + n + "]";
+  std::string bref = bt + "[(" + bb + " * " + std::to_string(K) + " + " + k + ") * " +
+                     std::to_string(N) + " + " + n + "]";
+  line() << cref << " = "
+         << (isFloat(accT) ? "fma(" + av + ", " + bref + ", " + cref + ")"
+                           : cref + " + " + av + " * " + bref)
+         << ";\n";
+  --indent_;
+  line() << "}\n";
+  --indent_;
+  line() << "}\n";
+  return makeNode(Op::Array, Type{accT, false, outShape}, {}, c);
+}
+
 NodeP Codegen::declareLoopVar(DType dtype) {
   return makeNode(Op::Var, Type{dtype, false, {}}, {}, fresh("iv"));
 }
@@ -657,8 +906,13 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
       for (size_t d = 0; d < s.size(); ++d) sub.push_back(s[d] == 1 ? "0" : idx[d + k]);
       return expr(n.ops[0], sub);
     }
-    case Op::Transpose:
-      return expr(n.ops[0], {idx[1], idx[0]});
+    case Op::Transpose: {
+      std::vector<std::string> sub(idx.size());
+      for (size_t d = 0; d < idx.size(); ++d) sub[n.perm[d]] = idx[d];
+      return expr(n.ops[0], sub);
+    }
+    case Op::Reshape:
+      return expr(n.ops[0], reshapeIndex(n.ops[0]->type.shape, n.type.shape, idx));
     case Op::ExpandDims: {
       auto sub = idx;
       sub.erase(sub.begin() + n.axis);
@@ -706,6 +960,9 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
         default:
           v = "*(" + p + ")";
       }
+      if (checked_)
+        v = "(" + boundsCheck(n.ops[0], p, n.line, 0) + " ? " + v + " : " +
+            (isFloat(n.type.dtype) ? floatLiteral(0, DType::FP32) : "0") + ")";
       if (!n.ops[1]) return v;
       std::string other = n.ops[2] ? expr(n.ops[2], idx)
                                    : (isFloat(n.type.dtype) ? floatLiteral(0, n.type.dtype)
@@ -718,16 +975,21 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
 
 std::string Codegen::source() const {
   std::ostringstream s;
-  s << kPrelude << "\n__kernel void " << kernelName_ << "(";
+  s << kPrelude;
+  if (checked_) s << kCheckedPrelude;
+  for (const auto& h : helpers_) s << h;
+  s << "\n__kernel void " << kernelName_ << "(";
   for (size_t i = 0; i < params_.size(); ++i) {
     const Param& p = params_[i];
     if (i) s << ", ";
     if (p.type.pointer)
-      s << "__global uchar* " << p.name << "_base, ulong " << p.name << "_off";
+      s << "__global uchar* " << p.name << "_base, ulong " << p.name << "_off"
+        << (checked_ ? ", ulong " + p.name + "_n" : "");
     else
       s << (p.type.dtype == DType::I1 ? "uchar" : computeCType(p.type.dtype)) << " " << p.name
         << (p.type.dtype == DType::I1 ? "_u8" : "");
   }
+  if (checked_) s << (params_.empty() ? "" : ", ") << "__global long* tcl_oob";
   s << ") {\n";
   for (const Param& p : params_) {
     if (p.type.pointer)
@@ -736,7 +998,7 @@ std::string Codegen::source() const {
     else if (p.type.dtype == DType::I1)
       s << "  const int " << p.name << " = " << p.name << "_u8 != 0;\n";
   }
-  s << body_.str() << "}\n";
+  s << hoisted_.str() << body_.str() << "}\n";
   return s.str();
 }
 

@@ -21,7 +21,12 @@ struct Param {
 
 class Codegen {
  public:
-  explicit Codegen(std::string kernelName) : kernelName_(std::move(kernelName)) {}
+  /// `checked`: every load, store and atomic checks its address against the storage of the
+  /// pointer argument it derives from and records the first out-of-bounds one instead of
+  /// touching memory (docs/TCL.md, "Bounds-checked mode").
+  explicit Codegen(std::string kernelName, bool checked = false)
+      : kernelName_(std::move(kernelName)), checked_(checked) {}
+  bool checked() const { return checked_; }
 
   /// Adds a runtime parameter and returns the node naming it.
   NodeP addParam(const std::string& name, const Type& type);
@@ -35,7 +40,28 @@ class Codegen {
   /// Writes `value` (same type) into the storage node `dst`.
   void assign(const NodeP& dst, const NodeP& value);
   /// tl.store: all operands already broadcast to one shape; value already in the pointee dtype.
-  void store(const NodeP& ptr, const NodeP& value, const NodeP& mask);
+  void store(const NodeP& ptr, const NodeP& value, const NodeP& mask, int line = 0);
+  /// tl.atomic_* (`op`: add max min and or xor xchg cas) elementwise over `ptr`'s block, lanes
+  /// in row-major order; `cmp` only for cas. Returns the old values (masked lanes: 0).
+  NodeP atomic(const std::string& op, const NodeP& ptr, const NodeP& val, const NodeP& cmp,
+               const NodeP& mask, int line);
+  /// Uninitialised storage of type `t` (an Array, or a Var for scalars) declared here.
+  NodeP declare(const Type& t);
+  /// Uninitialised storage declared at the top of the kernel (values that must outlive the
+  /// scope they are written in, such as a helper's early-return value).
+  NodeP declareHoisted(const Type& t);
+  /// A mutable scalar Var holding `n`'s element at `idx`.
+  NodeP scalarAt(const NodeP& n, const std::vector<std::string>& idx);
+  /// dst[idx] = v (v a scalar; dst an Array, or a Var with idx empty).
+  void storeAt(const NodeP& dst, const std::vector<std::string>& idx, const NodeP& v);
+  /// `for (int k = from; k < to; ++k) {` (closed by end()); returns k's name.
+  std::string beginCountedLoop(int64_t from, int64_t to);
+  /// `for (;;) {` (closed by end()); breakUnless(c) leaves it when c is false.
+  void beginForever();
+  void breakUnless(const NodeP& cond);
+  /// Opens loops over `shape`; returns the index variables. closeLoops closes them.
+  std::vector<std::string> openLoops(const Shape& shape);
+  void closeLoops(size_t n);
   /// sum / max / min over `axis` of `in` (compute dtype = in's dtype), keep_dims false.
   NodeP reduce(const std::string& kind, const NodeP& in, int axis);
   /// tl.cumsum along `axis` (sequential, rounding to in's dtype after every addition).
@@ -57,6 +83,9 @@ class Codegen {
   /// fast forms (contiguous loads instead of gathers through `to`).
   void substitute(const NodeP& from, const NodeP& to, const NodeP& fast = nullptr,
                   const std::string& fastWhen = {});
+  /// Batched tl.dot: a [B, M, K] times b [B, K, N] on top of `acc` ([B, M, N] or null); each
+  /// output element sums its products in k order.
+  NodeP batchedDot(const NodeP& a, const NodeP& b, const NodeP& acc, DType accT);
 
   void beginFor(const NodeP& var, const NodeP& lb, const NodeP& ub, const NodeP& step,
                 int stepSign);
@@ -77,10 +106,10 @@ class Codegen {
  private:
   std::string fresh(const char* prefix);
   std::ostream& line();
-  /// Opens loops over `shape`; returns the index variables. closeLoops closes them.
-  std::vector<std::string> openLoops(const Shape& shape);
-  void closeLoops(size_t n);
   std::string linear(const Shape& shape, const std::vector<std::string>& idx) const;
+  /// The index into a block of shape `from` of element `idx` of its reshape to `to`.
+  std::vector<std::string> reshapeIndex(const Shape& from, const Shape& to,
+                                        const std::vector<std::string>& idx) const;
   std::string binary(const Node& n, const std::string& a, const std::string& b) const;
   std::string unary(const Node& n, const std::string& a) const;
   std::string roundTo(DType t, const std::string& e) const;
@@ -88,10 +117,17 @@ class Codegen {
   /// Runs `emit` under `if (every fast form's condition)` with the fast forms, then under
   /// `else` with the stored values; just once when `n` reaches no substitution with one.
   void withFastForms(const NodeP& n, const std::function<void()>& emit);
+  /// Checked mode: the C condition that `ptr` (an address expression of pointer node `n`) lies
+  /// in its argument's storage, recording the first access that does not.
+  std::string boundsCheck(const NodeP& n, const std::string& ptr, int line, int access);
+  std::string atomicHelper(const std::string& op, DType t);
 
   std::string kernelName_;
   std::vector<Param> params_;
   std::ostringstream body_;
+  std::ostringstream hoisted_;
+  std::vector<std::string> helpers_;  // functions emitted after the prelude, each once
+  bool checked_ = false;
   int indent_ = 1;
   struct Substitution {
     NodeP from, to;

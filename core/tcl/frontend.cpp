@@ -1,5 +1,6 @@
 #include "core/tcl/frontend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -108,7 +109,7 @@ class Frontend {
  public:
   Frontend(const json& spec, std::set<std::string> noAffine)
       : spec_(spec),
-        cg_("tcl_" + spec.at("kernel").get<std::string>()),
+        cg_("tcl_" + spec.at("kernel").get<std::string>(), spec.value("checked", false)),
         noAffine_(std::move(noAffine)) {}
 
   CompiledSource run() {
@@ -150,7 +151,7 @@ class Frontend {
       execBlock(fn.at("body"));
     } catch (ReturnSignal&) {
     }
-    return {cg_.kernelName(), cg_.source(), cg_.params()};
+    return {cg_.kernelName(), cg_.source(), cg_.params(), cg_.checked()};
   }
 
  private:
@@ -520,6 +521,107 @@ class Frontend {
     return Value::tensor(r);
   }
 
+  /// tl.reduce(input, axis, combine_fn, keep_dims=False) and tl.associative_scan(input, axis,
+  /// combine_fn, reverse=False) with a @jit combine function (or `combine` given here, for
+  /// cumprod); `input` a block or a tuple of blocks of one shape. Sequential in index order,
+  /// the first element as the initial accumulator: the Triton interpreter's order.
+  Value reduceCombine(const std::string& what, const Args& args, bool scan,
+                      std::function<Value(const std::vector<Value>&)> combine = nullptr) {
+    const Value* xv = args.get(0, "input");
+    const Value* ax = args.get(1, "axis");
+    if (!xv) fail(what + " needs an input");
+    std::string fname;
+    if (!combine) {
+      const Value* fv = args.get(2, "combine_fn");
+      if (!fv || fv->kind != Value::JitFn)
+        fail(what + ": combine_fn must be a @triton.jit function");
+      fname = fv->name;
+    }
+    const bool tuple = xv->kind == Value::Tuple;
+    std::vector<NodeP> in;
+    for (const auto& v : tuple ? xv->items : std::vector<Value>{*xv}) {
+      NodeP n = toTensor(v);
+      if (n->type.pointer) fail(what + " of pointers");
+      if (!in.empty() && n->type.shape != in[0]->type.shape)
+        fail(what + ": the inputs' shapes differ (" + shapeString(in[0]->type.shape) + " and " +
+             shapeString(n->type.shape) + ")");
+      in.push_back(n);
+    }
+    if (in.empty()) fail(what + " of an empty tuple");
+    const int rank = static_cast<int>(in[0]->type.shape.size());
+    if (rank == 0) fail(what + " of a scalar");
+    const bool flat = !scan && (!ax || ax->kind == Value::None);
+    int64_t a = 0;
+    if (flat) {
+      for (auto& n : in) n = reshape(n, {numel(n->type.shape)}, "reduce");
+    } else {
+      if (!ax || ax->kind == Value::None) fail(what + " needs an axis");
+      a = constInt(ax, "axis");
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank)
+        fail(what + ": axis out of range for a block of rank " + std::to_string(rank));
+    }
+    const Value* flag = args.get(3, scan ? "reverse" : "keep_dims");
+    const bool opt = flag && flag->isConst() && flag->i;
+    const bool reverse = scan && opt, keep = !scan && opt;
+    const Shape shape = in[0]->type.shape;
+    const int64_t len = shape[a];
+    Shape outer = shape;
+    outer.erase(outer.begin() + a);
+    materializePendingLoads();  // nothing in the caller's frames is computed inside the loops
+    std::vector<NodeP> outs, accs;
+    for (const auto& n : in)
+      outs.push_back(cg_.declare(Type{n->type.dtype, false, scan ? shape : outer}));
+    auto idx = cg_.openLoops(outer);
+    auto at = [&](const std::string& k) {
+      auto full = idx;
+      full.insert(full.begin() + a, reverse ? "(" + std::to_string(len - 1) + " - " + k + ")" : k);
+      return full;
+    };
+    for (size_t j = 0; j < in.size(); ++j) {
+      accs.push_back(cg_.scalarAt(in[j], at("0")));
+      if (scan) cg_.storeAt(outs[j], at("0"), accs[j]);
+    }
+    const std::string k = cg_.beginCountedLoop(1, len);
+    Args cargs;
+    for (const auto& acc : accs) cargs.pos.push_back(Value::tensor(acc));
+    for (const auto& n : in) cargs.pos.push_back(Value::tensor(cg_.scalarAt(n, at(k))));
+    Value r = combine ? combine(cargs.pos) : callJit(fname, cargs);
+    std::vector<Value> items = r.kind == Value::Tuple ? r.items : std::vector<Value>{r};
+    if (items.size() != in.size())
+      fail(what + ": the combine function returns " + std::to_string(items.size()) +
+           " values for " + std::to_string(in.size()) + " inputs");
+    std::vector<NodeP> next;
+    for (size_t j = 0; j < in.size(); ++j) {
+      if (!(items[j].kind == Value::Tensor || items[j].isConst()))
+        fail(what + ": the combine function must return numbers");
+      NodeP v = castTo(toTensor(items[j]), in[j]->type.dtype);
+      if (!v->type.shape.empty() || v->type.pointer)
+        fail(what + ": the combine function must return scalars, got " + v->type.str());
+      next.push_back(cg_.materialize(v, true));  // all new values before any accumulator changes
+    }
+    for (size_t j = 0; j < in.size(); ++j) {
+      cg_.assign(accs[j], next[j]);
+      if (scan) cg_.storeAt(outs[j], at(k), accs[j]);
+    }
+    cg_.end();
+    if (!scan)
+      for (size_t j = 0; j < in.size(); ++j) cg_.storeAt(outs[j], idx, accs[j]);
+    cg_.closeLoops(idx.size());
+    std::vector<Value> res;
+    for (auto o : outs) {
+      if (keep)
+        for (int d = 0; d < (flat ? rank : 1); ++d)
+          o = expandDims(o, flat ? 0 : static_cast<int>(a));
+      res.push_back(Value::tensor(o));
+    }
+    if (!tuple) return res[0];
+    Value t;
+    t.kind = Value::Tuple;
+    t.items = std::move(res);
+    return t;
+  }
+
   /// tl.dot(input, other, acc=None, input_precision=None, allow_tf32=None,
   /// max_num_imprecise_acc=None, out_dtype=tl.float32). Products are exact fp32 (or fp64 /
   /// int32) on the CPU, so every input_precision gives the "ieee" result.
@@ -529,15 +631,13 @@ class Frontend {
       fail("tl.dot needs two blocks");
     NodeP a = av->node, b = bv->node;
     if (a->type.pointer || b->type.pointer) fail("tl.dot of pointers");
-    if (a->type.shape.size() != 2 || b->type.shape.size() != 2) {
-      if (a->type.shape.size() == 3 && b->type.shape.size() == 3)
-        unsupported("batched (3-D) tl.dot");
-      fail("tl.dot needs 2-D blocks, got " + shapeString(a->type.shape) + " and " +
+    const size_t rank = a->type.shape.size();
+    if (!((rank == 2 || rank == 3) && b->type.shape.size() == rank))
+      fail("tl.dot needs two 2-D or two 3-D blocks, got " + shapeString(a->type.shape) + " and " +
            shapeString(b->type.shape));
-    }
-    if (a->type.shape[1] != b->type.shape[0])
-      fail("tl.dot: inner dimensions differ: " + shapeString(a->type.shape) + " and " +
-           shapeString(b->type.shape));
+    const Shape &sa = a->type.shape, &sb = b->type.shape;
+    if (sa[rank - 1] != sb[rank - 2] || (rank == 3 && sa[0] != sb[0]))
+      fail("tl.dot: dimensions do not match: " + shapeString(sa) + " and " + shapeString(sb));
     DType ta = a->type.dtype, tb = b->type.dtype;
     bool ints = isInt(ta) && isInt(tb);
     if (!ints && !(isFloat(ta) && isFloat(tb)))
@@ -551,7 +651,7 @@ class Frontend {
     if (ints && args.kw.count("out_dtype") && dtypeArg(&args.kw.at("out_dtype"), outT) != outT)
       fail("tl.dot on int8 returns int32");
     const Value* accv = args.get(2, "acc");
-    Shape outShape{a->type.shape[0], b->type.shape[1]};
+    Shape outShape = rank == 2 ? Shape{sa[0], sb[1]} : Shape{sa[0], sa[1], sb[2]};
     NodeP acc;
     if (accv && accv->kind != Value::None) {
       acc = toTensor(*accv);
@@ -562,7 +662,8 @@ class Frontend {
       outT = acc->type.dtype;
       acc = broadcastTo(castTo(acc, accT), outShape);
     }
-    NodeP r = cg_.dot(a, b, acc, accT, acc && accUpdatedInPlace(acc, accT));
+    NodeP r = rank == 2 ? cg_.dot(a, b, acc, accT, acc && accUpdatedInPlace(acc, accT))
+                        : cg_.batchedDot(a, b, acc, accT);
     return Value::tensor(castTo(r, outT));
   }
 
@@ -714,9 +815,9 @@ class Frontend {
     int rank = static_cast<int>(x->type.shape.size());
     if (rank == 0) fail("tl." + kind + " of a scalar");
     int64_t a = 0;
-    if (!ax || ax->kind == Value::None) {
-      if (rank != 1)
-        unsupported("tl." + kind + " over every axis of a " + std::to_string(rank) + "-D block");
+    bool flat = !ax || ax->kind == Value::None;
+    if (flat) {  // over every axis: the index into the row-major flattened block
+      x = reshape(x, {numel(x->type.shape)}, kind);
     } else {
       a = constInt(ax, "axis");
       if (a < 0) a += rank;
@@ -725,7 +826,12 @@ class Frontend {
              std::to_string(rank));
     }
     auto [val, idx] = cg_.argReduce(isMax, x, static_cast<int>(a));
-    if (keep) {
+    if (keep && flat) {
+      for (int d = 0; d < rank; ++d) {
+        val = expandDims(val, 0);
+        idx = expandDims(idx, 0);
+      }
+    } else if (keep) {
       val = expandDims(val, static_cast<int>(a));
       idx = expandDims(idx, static_cast<int>(a));
     }
@@ -736,16 +842,59 @@ class Frontend {
     return r;
   }
 
-  /// tl.trans / tl.permute / x.T of a 2-D block (dims empty or (1, 0)); (0, 1) is the block.
-  NodeP transpose(const NodeP& n, const std::vector<int64_t>& dims, const std::string& name) {
-    if (n->type.shape.size() != 2)
-      unsupported("tl." + name + " of a " + std::to_string(n->type.shape.size()) + "-D block");
-    if (dims == std::vector<int64_t>{0, 1}) return n;
-    if (!dims.empty() && dims != std::vector<int64_t>{1, 0})
-      fail("tl." + name + ": dims must be a permutation of (0, 1)");
+  /// tl.trans / tl.permute / x.T: `dims` a permutation of the block's dims; empty reverses
+  /// them (Triton's trans of an n-D block).
+  NodeP transpose(const NodeP& n, std::vector<int64_t> dims, const std::string& name) {
+    const int rank = static_cast<int>(n->type.shape.size());
+    if (rank == 0) fail("tl." + name + " of a scalar");
+    if (dims.empty())
+      for (int d = rank - 1; d >= 0; --d) dims.push_back(d);
+    std::vector<int> perm;
+    std::vector<bool> seen(rank, false);
+    for (auto d : dims) {
+      if (d < 0) d += rank;
+      if (d < 0 || d >= rank || seen[d] || dims.size() != static_cast<size_t>(rank))
+        fail("tl." + name + ": dims must be a permutation of the block's " + std::to_string(rank) +
+             " dimensions");
+      seen[d] = true;
+      perm.push_back(static_cast<int>(d));
+    }
+    bool identity = true;
+    for (int d = 0; d < rank; ++d) identity = identity && perm[d] == d;
+    if (identity) return n;
     Type t = n->type;
-    std::swap(t.shape[0], t.shape[1]);
-    return makeNode(Op::Transpose, t, {n});
+    for (int d = 0; d < rank; ++d) t.shape[d] = n->type.shape[perm[d]];
+    auto r = makeNode(Op::Transpose, t, {n});
+    const_cast<Node&>(*r).perm = perm;
+    return r;
+  }
+
+  /// tl.reshape / tl.view (row-major order is kept, so every reorder-free reshape is exact).
+  NodeP reshape(const NodeP& n, const Shape& to, const std::string& name) {
+    if (n->type.pointer) fail("tl." + name + " of pointers");
+    if (numel(n->type.shape) != numel(to))
+      fail("tl." + name + ": cannot reshape a block of shape " + shapeString(n->type.shape) +
+           " to " + shapeString(to) + " (different sizes)");
+    if (n->type.shape == to) return n;
+    Type t = n->type;
+    t.shape = to;
+    return makeNode(Op::Reshape, t, {n});
+  }
+
+  /// The shape given to reshape/view/broadcast_to: a tuple, or the dims as separate arguments.
+  Shape shapeFromArgs(const Args& args, const char* kwName) {
+    Shape s;
+    auto add = [&](const Value& v) {
+      if (v.kind == Value::Tuple)
+        for (const auto& d : v.items) s.push_back(constInt(&d, "a block dimension"));
+      else
+        s.push_back(constInt(&v, "a block dimension"));
+    };
+    for (size_t k = 1; k < args.pos.size(); ++k) add(args.pos[k]);
+    if (args.kw.count(kwName)) add(args.kw.at(kwName));
+    for (auto d : s)
+      if (d <= 0) fail("block dimensions must be positive, got " + shapeString(s));
+    return s;
   }
 
   NodeP expandDims(const NodeP& n, int axis) {
@@ -781,6 +930,7 @@ class Frontend {
       return Value::tensor(node);
     }
     if (name == "load") return load(args);
+    if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), args);
     if (name == "store") {
       store(args);
       return Value{};
@@ -831,6 +981,19 @@ class Frontend {
       return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
     }
     if (name == "dot") return dot(args);
+    if (name == "reduce") return reduceCombine("tl.reduce", args, false);
+    if (name == "associative_scan") return reduceCombine("tl.associative_scan", args, true);
+    if (name == "cumprod") {  // associative_scan with multiplication, bf16 promoted to fp32
+      const Value* xv = args.get(0, "input");
+      if (!xv) fail("tl.cumprod needs an input");
+      NodeP x = toTensor(*xv);
+      if (x->type.dtype == DType::BF16) x = castTo(x, DType::FP32);
+      Args a2;
+      a2.pos = {Value::tensor(x), args.get(1, "axis") ? *args.get(1, "axis") : Value::intV(0),
+                Value{}, args.get(2, "reverse") ? *args.get(2, "reverse") : Value::boolV(false)};
+      return reduceCombine("tl.cumprod", a2, true,
+                           [&](const std::vector<Value>& v) { return binop("*", v[0], v[1]); });
+    }
     if (name == "argmax" || name == "argmin") return argReduce(name, args, false);
     if (name == "cumsum") {
       const Value* xv = args.get(0, "input");
@@ -863,6 +1026,57 @@ class Frontend {
       if (args.kw.count("dims"))
         for (const auto& d : args.kw.at("dims").items) dims.push_back(constInt(&d, "a dimension"));
       return Value::tensor(transpose(xv->node, dims, name));
+    }
+    if (name == "reshape" || name == "view") {
+      const Value* xv = args.get(0, "input");
+      if (!xv || !(xv->kind == Value::Tensor || xv->isConst()))
+        fail("tl." + name + " needs a block");
+      if (const Value* cr = args.kw.count("can_reorder") ? &args.kw.at("can_reorder") : nullptr;
+          cr && !cr->isConst())
+        fail("tl." + name + ": can_reorder must be a constexpr");
+      return Value::tensor(reshape(toTensor(*xv), shapeFromArgs(args, "shape"), name));
+    }
+    if (name == "expand_dims") {
+      const Value* xv = args.get(0, "input");
+      const Value* av = args.get(1, "axis");
+      if (!xv || !av) fail("tl.expand_dims needs an input and an axis");
+      NodeP x = toTensor(*xv);
+      std::vector<int64_t> axes;
+      if (av->kind == Value::Tuple)
+        for (const auto& d : av->items) axes.push_back(constInt(&d, "an axis"));
+      else
+        axes.push_back(constInt(av, "an axis"));
+      const int64_t newRank = static_cast<int64_t>(x->type.shape.size() + axes.size());
+      for (auto& a : axes) {
+        if (a < 0) a += newRank;
+        if (a < 0 || a >= newRank)
+          fail("tl.expand_dims: axis out of range for a result of rank " + std::to_string(newRank));
+      }
+      std::sort(axes.begin(), axes.end());
+      if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+        fail("tl.expand_dims: repeated axis");
+      for (auto a : axes) x = expandDims(x, static_cast<int>(a));
+      return Value::tensor(x);
+    }
+    if (name == "broadcast_to") {
+      const Value* xv = args.get(0, "input");
+      if (!xv) fail("tl.broadcast_to needs an input");
+      NodeP x = toTensor(*xv);
+      Shape to = shapeFromArgs(args, "shape");
+      if (to.size() < x->type.shape.size() || broadcastShapesOr(x->type.shape, to) != to)
+        fail("tl.broadcast_to: cannot broadcast a block of shape " + shapeString(x->type.shape) +
+             " to " + shapeString(to));
+      return Value::tensor(broadcastTo(x, to));
+    }
+    if (name == "broadcast") {
+      const Value *xv = args.get(0, "input"), *yv = args.get(1, "other");
+      if (!xv || !yv) fail("tl.broadcast needs two operands");
+      NodeP x = toTensor(*xv), y = toTensor(*yv);
+      Shape s = shapeOf(x, y);
+      Value r;
+      r.kind = Value::Tuple;
+      r.items = {Value::tensor(broadcastTo(x, s)), Value::tensor(broadcastTo(y, s))};
+      return r;
     }
     if (name == "rand" || name == "randn" || name == "randint" || name == "rand4x" ||
         name == "randn4x" || name == "randint4x")
@@ -962,7 +1176,9 @@ class Frontend {
     p = broadcastTo(p, s);
     if (m) m = broadcastTo(m, s);
     if (o) o = broadcastTo(o, s);
-    return Value::tensor(makeNode(Op::Load, Type{t, false, s}, {p, m, o}));
+    auto ld = makeNode(Op::Load, Type{t, false, s}, {p, m, o});
+    const_cast<Node&>(*ld).line = line_;
+    return Value::tensor(ld);
   }
 
   void store(const Args& args) {
@@ -988,7 +1204,61 @@ class Frontend {
            " does not fit the pointer block " + shapeString(p->type.shape));
     // Loads not yet evaluated must read memory as it was before this store.
     materializePendingLoads(true);
-    cg_.store(p, broadcastTo(v, s), m ? broadcastTo(m, s) : nullptr);
+    cg_.store(p, broadcastTo(v, s), m ? broadcastTo(m, s) : nullptr, line_);
+  }
+
+  /// tl.atomic_add / max / min / and / or / xor / xchg (pointer, val, mask=None, sem=None,
+  /// scope=None) and tl.atomic_cas(pointer, cmp, val, sem=None, scope=None): the old values.
+  Value atomic(const std::string& op, const Args& args) {
+    static const std::set<std::string> ops = {"add", "max", "min",  "and",
+                                              "or",  "xor", "xchg", "cas"};
+    const std::string what = "tl.atomic_" + op;
+    if (!ops.count(op)) unsupported(what);
+    const bool cas = op == "cas";
+    const Value* pv = args.get(0, "pointer");
+    if (!pv || pv->kind != Value::Tensor || !pv->node->type.pointer)
+      fail(what + " expects a pointer or a block of pointers");
+    const Value* vv = args.get(cas ? 2 : 1, "val");
+    const Value* cv = cas ? args.get(1, "cmp") : nullptr;
+    const Value* mv = cas ? nullptr : args.get(2, "mask");
+    if (!vv || (cas && !cv)) fail(what + (cas ? " needs cmp and val" : " needs a value"));
+    static const std::set<std::string> sems = {"acquire", "release", "acq_rel", "relaxed"};
+    static const std::set<std::string> scopes = {"gpu", "cta", "sys"};
+    for (auto [key, pos, allowed] :
+         {std::tuple{"sem", 3, &sems}, std::tuple{"scope", 4, &scopes}}) {
+      const Value* x = args.get(pos, key);
+      if (!x || x->kind == Value::None) continue;
+      if (x->kind != Value::Str || !allowed->count(x->name))
+        fail(what + ": unknown " + key + " " +
+             (x->kind == Value::Str ? "'" + x->name + "'" : "value"));
+    }
+    NodeP p = pv->node;
+    const DType t = p->type.dtype;
+    if (t == DType::I1 || bitWidth(t) < 16 || t == DType::I16)
+      fail(what + " does not support " + dtypeName(t));
+    if ((t == DType::FP16 || t == DType::BF16) && op != "add")
+      fail(what + " does not support " + dtypeName(t));
+    if (isFloat(t) && (op == "and" || op == "or" || op == "xor"))
+      fail(what + " does not support floating-point " + dtypeName(t));
+    const Shape& s = p->type.shape;
+    auto operand = [&](const Value& v, const char* name) {
+      NodeP n = v.kind == Value::Tensor ? castTo(v.node, t) : constNode(t, v);
+      if (n->type.pointer) fail(what + ": " + name + " is a pointer");
+      if (broadcastShapesOr(n->type.shape, s) != s)
+        fail(what + ": " + name + " of shape " + shapeString(n->type.shape) +
+             " does not fit the pointer block " + shapeString(s));
+      return broadcastTo(n, s);
+    };
+    NodeP val = operand(*vv, "val"), cmp = cas ? operand(*cv, "cmp") : nullptr, m;
+    if (mv && mv->kind != Value::None) {
+      m = castTo(toTensor(*mv), DType::I1);
+      if (broadcastShapesOr(m->type.shape, s) != s)
+        fail(what + ": mask of shape " + shapeString(m->type.shape) +
+             " does not fit the pointer block " + shapeString(s));
+      m = broadcastTo(m, s);
+    }
+    materializePendingLoads(true);  // loads before the atomic read memory as it was
+    return Value::tensor(cg_.atomic(op, p, val, cmp, m, line_));
   }
 
   /// Evaluates the named blocks that still contain loads and that later statements may read
@@ -1090,19 +1360,26 @@ class Frontend {
     if (frames_.size() > 64) fail("recursion is not supported");
     int savedLine = line_;
     bool savedKernel = inKernel_;
-    int savedDepth = depth_;
+    int savedDepth = depth_, savedLoops = loopDepth_;
     inKernel_ = false;
     depth_ = 0;
+    loopDepth_ = 0;
     frames_.push_back(std::move(scope));
+    rets_.emplace_back();
+    if (returnsInControlFlow(fn.at("body"), false))  // may need the flag of an early return
+      rets_.back().flag = cg_.makeMutable(constNode(DType::I1, Value::boolV(false)));
     Value result;
     try {
       execBlock(fn.at("body"));
     } catch (ReturnSignal& r) {
       result = r.value;
     }
+    if (rets_.back().active) result = rets_.back().value();
+    rets_.pop_back();
     frames_.pop_back();
     inKernel_ = savedKernel;
     depth_ = savedDepth;
+    loopDepth_ = savedLoops;
     line_ = savedLine;
     return result;
   }
@@ -1128,9 +1405,12 @@ class Frontend {
         if (bc && bc->isConst() && bc->i) return Value::tensor(bitcast(f.node, to));
         return Value::tensor(castTo(f.node, to));
       }
-      static const std::set<std::string> methods = {"sum",    "max",   "min",     "argmax",
-                                                    "argmin", "trans", "permute", "cumsum"};
-      if (methods.count(f.name) || f.name == "exp" || f.name == "sqrt" || f.name == "abs") {
+      static const std::set<std::string> methods = {
+          "sum",     "max",     "min",         "argmax",  "argmin",       "trans",
+          "permute", "cumsum",  "reshape",     "view",    "reduce",       "exp",
+          "exp2",    "log",     "log2",        "sqrt",    "abs",          "sin",
+          "cos",     "sigmoid", "expand_dims", "cumprod", "broadcast_to", "associative_scan"};
+      if (methods.count(f.name)) {
         Args a2 = args;
         a2.pos.insert(a2.pos.begin(), self);
         return callBuiltin(f.name, a2, "." + f.name + "()");
@@ -1275,12 +1555,124 @@ class Frontend {
 
   // ---- statements --------------------------------------------------------------------------
 
-  void execBlock(const json& body) {
+  /// Compiles `body`'s statements from `from` on.
+  void execBlock(const json& body, size_t from = 0) {
     LookaheadScope scope(ahead_, body, frames_.size() - 1);
-    for (size_t i = 0; i < body.size(); ++i) {
-      ahead_.at(i);
-      exec(body[i]);
+    for (size_t k = from; k < body.size(); ++k) {
+      ahead_.at(k);
+      const int before = rets_.empty() ? 0 : rets_.back().count;
+      exec(body[k]);
+      if (stopBlock_) {  // a return ended this block
+        stopBlock_ = false;
+        return;
+      }
+      if (!rets_.empty() && rets_.back().count != before && k + 1 < body.size()) {
+        // A helper's early return may have happened: the rest runs only if it did not.
+        execGuarded(body, k + 1);
+        return;
+      }
     }
+  }
+
+  /// The rest of a helper's block (its statements from `from` on) after a statement that may
+  /// have returned early. The statements stay in `body` (not a copy) because the Lookahead
+  /// caches what a statement mentions by its address.
+  void execGuarded(const json& body, size_t from) {
+    const NodeP flag = rets_.back().flag;
+    const json rest(body.begin() + static_cast<std::ptrdiff_t>(from), body.end());
+    auto carried = carryVariables({&rest});
+    Scope storage = frames_.back();
+    cg_.beginIf(makeNode(Op::Unary, flag->type, {flag}, "not"));
+    ++depth_;
+    execBlock(body, from);
+    std::vector<std::string> dropped;
+    writeBack(carried, storage, "in the if branch", &dropped);
+    frames_.back() = storage;
+    for (const auto& n : dropped) frames_.back().erase(n);
+    --depth_;
+    cg_.end();
+  }
+
+  /// Whether `stmts` hold a return nested in an if, for or while (`nested`: already inside).
+  static bool returnsInControlFlow(const json& stmts, bool nested) {
+    for (const auto& st : stmts) {
+      const std::string& t = st.at("_type");
+      if (t == "Return" && nested) return true;
+      if ((t == "If" || t == "For" || t == "While") &&
+          (returnsInControlFlow(st.at("body"), true) ||
+           returnsInControlFlow(st.at("orelse"), true)))
+        return true;
+    }
+    return false;
+  }
+
+  /// `return v` inside a helper's runtime control flow: v goes to the call's result storage
+  /// (declared at the kernel's top on the first such return) and the call's flag is set.
+  void helperReturn(const Value& v) {
+    RetSlot& r = rets_.back();
+    if (loopDepth_ > 0)
+      unsupported("return inside a loop of a @jit helper (Triton does not allow it either)");
+    if (!r.flag) fail("internal error: early return without a flag");
+    std::vector<Value> items = v.kind == Value::Tuple ? v.items : std::vector<Value>{v};
+    const bool none = v.kind == Value::None;
+    if (!r.active) {
+      r.active = true;
+      r.tuple = v.kind == Value::Tuple;
+      r.none = none;
+      if (!none)
+        for (const auto& it : items) {
+          if (!(it.kind == Value::Tensor || it.isConst()))
+            unsupported("returning this kind of value from runtime control flow in a @jit helper");
+          Type t = toTensor(it)->type;
+          r.storage.push_back(cg_.declareHoisted(t));
+          const_cast<Node&>(*r.storage.back()).ptrRoot = toTensor(it)->ptrRoot;
+        }
+    }
+    if (none != r.none || r.tuple != (v.kind == Value::Tuple) ||
+        (!none && items.size() != r.storage.size()))
+      fail("the @jit helper returns values of different kinds on different paths");
+    std::vector<NodeP> vals;
+    for (size_t j = 0; j < r.storage.size(); ++j) {
+      const NodeP& dst = r.storage[j];
+      NodeP n =
+          items[j].kind == Value::Tensor ? items[j].node : constNode(dst->type.dtype, items[j]);
+      if (n->type.pointer != dst->type.pointer || n->type.dtype != dst->type.dtype ||
+          broadcastShapesOr(n->type.shape, dst->type.shape) != dst->type.shape)
+        fail("the @jit helper returns " + n->type.str() + " here and " + dst->type.str() +
+             " on another path");
+      vals.push_back(cg_.materialize(broadcastTo(n, dst->type.shape), true));
+    }
+    for (size_t j = 0; j < vals.size(); ++j) cg_.assign(r.storage[j], vals[j]);
+    cg_.assign(r.flag, constNode(DType::I1, Value::boolV(true)));
+    ++r.count;
+  }
+
+  void execWhile(const json& s) {
+    if (!s.at("orelse").empty()) unsupported("while ... else");
+    materializePendingLoads();
+    hoistInvariants(s);
+    auto carried = carryVariables({&s.at("body")});
+    Scope storage = frames_.back();
+    cg_.beginForever();
+    ++depth_;
+    ++loopDepth_;
+    Value c = eval(s.at("test"));
+    if (c.isConst() || c.kind == Value::None) {
+      if (c.kind != Value::None && (c.kind == Value::Float ? c.f != 0 : c.i != 0))
+        unsupported("a while loop whose condition is always true (Triton has no break)");
+      cg_.breakUnless(constNode(DType::I1, Value::boolV(false)));
+    } else {
+      if (c.kind != Value::Tensor || !c.node->type.shape.empty() || c.node->type.pointer)
+        fail("a while condition must be a scalar, got " +
+             (c.kind == Value::Tensor ? c.node->type.str() : std::string("a non-tensor")));
+      cg_.breakUnless(castTo(c.node, DType::I1));
+      execBlock(s.at("body"));
+      writeBack(carried, storage, "in the loop");
+    }
+    --loopDepth_;
+    --depth_;
+    cg_.end();
+    frames_.back() = storage;
   }
 
   void bind(const json& target, const Value& v) {
@@ -1336,10 +1728,14 @@ class Frontend {
     } else if (t == "Pass") {
     } else if (t == "Return") {
       Value v = s.at("value").is_null() ? Value{} : eval(s.at("value"));
-      if (!inKernel_ && depth_ > 0) unsupported("return inside control flow of a @jit helper");
       if (inKernel_ && depth_ > 0) {
         cg_.earlyReturn();
-        returnedInBlock_ = true;
+        stopBlock_ = true;  // the rest of this block is dead
+        return;
+      }
+      if (!inKernel_ && (depth_ > 0 || rets_.back().active)) {
+        helperReturn(v);
+        stopBlock_ = true;
         return;
       }
       throw ReturnSignal{v};
@@ -1352,7 +1748,9 @@ class Frontend {
       Value c = eval(s.at("test"));
       if (c.isConst() && !(c.kind == Value::Float ? c.f != 0 : c.i != 0)) fail("assertion failed");
     } else if (t == "While") {
-      unsupported("while loops");
+      execWhile(s);
+    } else if (t == "Break" || t == "Continue") {
+      unsupported(std::string(t == "Break" ? "break" : "continue") + " (Triton has neither)");
     } else {
       unsupported("the statement '" + t + "'");
     }
@@ -1404,7 +1802,10 @@ class Frontend {
   }
 
   /// At the end of a loop body or branch: writes the carried variables' new values back.
-  void writeBack(const std::vector<std::string>& carried, const Scope& storage, const char* where) {
+  /// `dropped` (a guarded rest of a helper): a variable that changes type is listed there
+  /// instead of failing (the caller forgets it).
+  void writeBack(const std::vector<std::string>& carried, const Scope& storage, const char* where,
+                 std::vector<std::string>* dropped = nullptr) {
     std::vector<std::pair<NodeP, NodeP>> updates;
     for (const auto& n : carried) {
       const NodeP& dst = storage.at(n).node;
@@ -1419,7 +1820,10 @@ class Frontend {
             nv->type.shape.empty() == dst->type.shape.empty() &&
             broadcastShapesOr(nv->type.shape, dst->type.shape) == dst->type.shape)
           nv = broadcastTo(nv, dst->type.shape);
-        else
+        else if (dropped) {
+          dropped->push_back(n);
+          continue;
+        } else
           fail(std::string(where == std::string("in the loop") ? "Loop-carried variable "
                                                                : "Mismatched type for ") +
                n + " has initial type " + dst->type.str() + " but is assigned " + nv->type.str() +
@@ -1598,10 +2002,12 @@ class Frontend {
     NodeP iv = cg_.declareLoopVar(t);
     cg_.beginFor(iv, castTo(nlb, t), castTo(nub, t), castTo(nst, t), sign);
     ++depth_;
+    ++loopDepth_;
     frames_.back()[var] = Value::tensor(iv);
     execBlock(s.at("body"));
     writeBack(carried, storage, "in the loop");
     for (const auto& n : affine) advanceAffine(n);
+    --loopDepth_;
     --depth_;
     cg_.end();
     frames_.back() = storage;
@@ -1615,7 +2021,24 @@ class Frontend {
   int line_ = 0;
   int depth_ = 0;  // nesting of runtime control flow
   bool inKernel_ = false;
-  bool returnedInBlock_ = false;
+  bool stopBlock_ = false;  // a return just ended the block being executed
+  int loopDepth_ = 0;       // runtime loops around the current point of this kernel or helper
+  /// The result of a helper call that returns from inside runtime control flow.
+  struct RetSlot {
+    NodeP flag;                  // i1 storage: set once the call has returned
+    std::vector<NodeP> storage;  // the returned value(s)
+    bool active = false, tuple = false, none = false;
+    int count = 0;  // early returns compiled so far
+    Value value() const {
+      if (none) return Value{};
+      if (!tuple) return Value::tensor(storage.at(0));
+      Value t;
+      t.kind = Value::Tuple;
+      for (const auto& n : storage) t.items.push_back(Value::tensor(n));
+      return t;
+    }
+  };
+  std::vector<RetSlot> rets_;
   struct Affine {
     NodeP start;   // the block at loop entry + the offset: what the name is bound to
     NodeP offset;  // the carried i64 scalar (elements)

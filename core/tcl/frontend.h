@@ -14,6 +14,10 @@ struct CompiledSource {
   std::string kernelName;  // the OpenCL kernel's name
   std::string source;      // OpenCL C
   std::vector<Param> params;
+  /// Bounds-checked build (spec "checked": true): each pointer parameter also takes its
+  /// storage's byte size, and a trailing `long[5]` buffer receives the first out-of-bounds
+  /// access (set flag, kernel line, parameter index, byte offset from the storage, kind).
+  bool checked = false;
 };
 
 /// Compiles a specialisation. Throws CompileError (with the kernel line) for errors in the

@@ -20,7 +20,8 @@ enum class Op {
   Arange,      // ival = start; 1-D
   Broadcast,   // ops[0] broadcast to type.shape (numpy rules)
   ExpandDims,  // ops[0] with a size-1 dim inserted at `axis`
-  Transpose,   // 2-D ops[0] with its two dims swapped
+  Transpose,   // ops[0] with its dims permuted: result dim d is ops[0]'s dim perm[d]
+  Reshape,     // ops[0]'s elements in row-major order, laid out in type.shape
   Binary,      // `name` = operator (+ - * / // % & | ^ << >> == != < <= > >=), or
                // "max", "min" (tl.maximum / minimum); operands already in the compute dtype
   Unary,       // `name` = "-", "~", "not", or a math function ("exp", "sqrt", "sigmoid", ...)
@@ -43,6 +44,11 @@ struct Node {
   int64_t ival = 0;
   double fval = 0;
   int axis = 0;
+  std::vector<int> perm;  // Transpose
+  int line = 0;           // Load: the kernel line (bounds-checked mode's report)
+  // Pointers: the kernel parameter (C name) the address derives from; "*" when it may come
+  // from several (a select between pointer arguments).
+  std::string ptrRoot;
   bool hasLoad = false;  // some node below is a Load (must be materialised before stores)
 };
 

@@ -178,7 +178,7 @@ KernelHandle* Runtime::kernel(const std::string& source, const std::string& name
 }
 
 void Runtime::launch(KernelHandle* k, const std::vector<Param>& params, const uint64_t grid[3],
-                     const TclArg* args, size_t nargs) {
+                     const TclArg* args, size_t nargs, int64_t* oob) {
   if (nargs != params.size())
     throw std::runtime_error("the kernel takes " + std::to_string(params.size()) +
                              " runtime arguments, got " + std::to_string(nargs));
@@ -187,11 +187,14 @@ void Runtime::launch(KernelHandle* k, const std::vector<Param>& params, const ui
   // One buffer per distinct storage, so aliasing arguments share memory.
   std::map<std::pair<uint64_t, uint64_t>, cl_mem> buffers;
   std::vector<std::unique_ptr<char[]>> dummies;
+  cl_mem report = nullptr;  // bounds-checked mode's out-of-bounds report
   auto release = [&] {
     for (auto& [_, m] : buffers) clReleaseMemObject(m);
+    if (report) clReleaseMemObject(report);
   };
   try {
     cl_uint ai = 0;
+    cl_int err0 = CL_SUCCESS;
     for (size_t i = 0; i < nargs; ++i) {
       const TclArg& a = args[i];
       const Param& p = params[i];
@@ -225,6 +228,10 @@ void Runtime::launch(KernelHandle* k, const std::vector<Param>& params, const ui
         cl_ulong off = a.offset;
         check(clSetKernelArg(k->kernel, ai++, sizeof m, &m), "clSetKernelArg");
         check(clSetKernelArg(k->kernel, ai++, sizeof off, &off), "clSetKernelArg");
+        if (oob) {
+          cl_ulong n = a.nbytes;
+          check(clSetKernelArg(k->kernel, ai++, sizeof n, &n), "clSetKernelArg");
+        }
       } else if (a.kind == TCL_ARG_I32) {
         cl_int v = static_cast<cl_int>(a.i);
         check(clSetKernelArg(k->kernel, ai++, sizeof v, &v), "clSetKernelArg");
@@ -239,11 +246,22 @@ void Runtime::launch(KernelHandle* k, const std::vector<Param>& params, const ui
         check(clSetKernelArg(k->kernel, ai++, sizeof v, &v), "clSetKernelArg");
       }
     }
+    if (oob) {
+      for (int j = 0; j < 5; ++j) oob[j] = 0;
+      report = clCreateBuffer(impl_->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              5 * sizeof(cl_long), oob, &err0);
+      check(err0, "clCreateBuffer");
+      check(clSetKernelArg(k->kernel, ai++, sizeof report, &report), "clSetKernelArg");
+    }
     size_t global[3] = {grid[0], grid[1], grid[2]}, local[3] = {1, 1, 1};
     check(clEnqueueNDRangeKernel(impl_->queue, k->kernel, 3, nullptr, global, local, 0, nullptr,
                                  nullptr),
           "clEnqueueNDRangeKernel");
     check(clFinish(impl_->queue), "clFinish");
+    if (oob)
+      check(clEnqueueReadBuffer(impl_->queue, report, CL_TRUE, 0, 5 * sizeof(cl_long), oob, 0,
+                                nullptr, nullptr),
+            "clEnqueueReadBuffer");
   } catch (...) {
     release();
     throw;

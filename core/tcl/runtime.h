@@ -22,8 +22,10 @@ class Runtime {
   /// Builds (or fetches from the caches) the program for `source` and returns its kernel.
   KernelHandle* kernel(const std::string& source, const std::string& name);
   /// Runs `k` over the grid (local size 1); `args` are in the order of `params`.
+  /// `oob`: for a bounds-checked kernel, 5 longs that receive its report (set flag, line,
+  /// parameter index, byte offset from the storage, kind); null for an unchecked one.
   void launch(KernelHandle* k, const std::vector<Param>& params, const uint64_t grid[3],
-              const TclArg* args, size_t nargs);
+              const TclArg* args, size_t nargs, int64_t* oob = nullptr);
 
   const std::string& deviceName() const { return deviceName_; }
   /// Builds from source since this process started (tests use it to prove the caches work).

@@ -43,7 +43,11 @@ const char* tcl_kernel_source(const TclKernel* kernel);
 int tcl_kernel_num_params(const TclKernel* kernel);
 
 /// Runs grid[0]*grid[1]*grid[2] programs on the tensors' memory (no copies); returns 0 on
-/// success, else nonzero with a message in `error`. Synchronous.
+/// success, 1 with a message in `error` on failure, and, for a kernel compiled bounds-checked
+/// (spec "checked": true), 2 when an access fell outside its pointer argument's storage:
+/// `error` then holds the first such access as JSON {"line", "param" (index of the runtime
+/// parameter, -1 if unknown), "byte_offset" (from the storage start), "access" ("load",
+/// "store", "atomic")}; that access and later ones were skipped. Synchronous.
 int tcl_launch(TclKernel* kernel, const uint64_t grid[3], const TclArg* args, size_t nargs,
                char* error, size_t error_size);
 

@@ -31,6 +31,41 @@ class _TclArg(ctypes.Structure):
 _ARG_KIND = {"ptr": 0, "i32": 1, "i64": 2, "fp32": 3, "i1": 4}
 _lib = None
 
+# ---- bounds-checked mode ----------------------------------------------------------------------
+# Kernels compiled checked test every load, store and atomic against the storage of the tensor
+# argument its address derives from; an access outside it is skipped (loads give 0) and the
+# first one per launch is recorded here instead of touching memory (docs/TCL.md).
+_checked = os.environ.get("CRUCIBLE_TCL_CHECKED", "") not in ("", "0")
+MAX_OOB_EVENTS = 16
+oob_events = []
+
+
+def set_bounds_checked(on):
+    """Compile and launch the following kernels bounds-checked (True) or not."""
+    global _checked
+    _checked = bool(on)
+
+
+def bounds_checked():
+    return _checked
+
+
+def _record_oob(kernel, fn, report, runtime, bound, grid):
+    """One out-of-bounds report of a launch, in the tensor's terms."""
+    event = {"kernel": kernel, "file": os.path.basename(inspect.getsourcefile(fn) or "<kernel>"),
+             "line": report.get("line"), "access": report.get("access"), "grid": list(grid)}
+    index = report.get("param", -1)
+    if 0 <= index < len(runtime):
+        name = runtime[index][0]
+        t = bound[name]
+        size = t.element_size()
+        event["argument"] = name
+        event["element_offset"] = (report["byte_offset"] - t.storage_offset() * size) // size
+        event["numel"] = t.numel()
+        event["storage_elements"] = t.untyped_storage().nbytes() // size
+    if len(oob_events) < MAX_OOB_EVENTS:
+        oob_events.append(event)
+
 
 def _find_library():
     env = os.environ.get("CRUCIBLE_TCL_LIB")
@@ -222,10 +257,11 @@ class JITFunction:
             s, k = self._specialize(n, bound[n])
             specs.append(s)
             kinds.append(k)
-        key = json.dumps(specs, sort_keys=True)
+        checked = _checked
+        key = json.dumps(specs, sort_keys=True) + ("checked" if checked else "")
         handle = self._kernels.get(key)
         if handle is None:
-            handle = self._compile(specs)
+            handle = self._compile(specs, checked)
             self._kernels[key] = handle
         runtime = [(n, k) for n, k in zip(self.arg_names, kinds) if k is not None]
         cargs = (_TclArg * max(1, len(runtime)))()
@@ -245,13 +281,16 @@ class JITFunction:
                 a.i = int(v)
         g = (ctypes.c_uint64 * 3)(*grid)
         err = ctypes.create_string_buffer(4096)
-        if _library().tcl_launch(handle, g, cargs, len(runtime), err, len(err)) != 0:
+        rc = _library().tcl_launch(handle, g, cargs, len(runtime), err, len(err))
+        if rc == 2 and checked:
+            _record_oob(self.__name__, self.fn, json.loads(err.value.decode()), runtime, bound, grid)
+        elif rc != 0:
             raise RuntimeError(f"{self.__name__}: launch failed: {err.value.decode(errors='replace')}")
 
-    def _compile(self, specs):
+    def _compile(self, specs, checked=False):
         functions, globals_ = self._closure()
         spec = {"kernel": self.key, "functions": functions, "globals": globals_,
-                "args": [dict(s, name=n) for s, n in zip(specs, self.arg_names)]}
+                "args": [dict(s, name=n) for s, n in zip(specs, self.arg_names)], "checked": checked}
         err = ctypes.create_string_buffer(8192)
         h = _library().tcl_compile(json.dumps(spec).encode(), err, len(err))
         if not h:
@@ -264,9 +303,9 @@ class JITFunction:
         """The OpenCL C of the specialisation these arguments select (for debugging)."""
         bound = self._bind(args, kwargs)
         specs = [self._specialize(n, bound[n])[0] for n in self.arg_names]
-        key = json.dumps(specs, sort_keys=True)
+        key = json.dumps(specs, sort_keys=True) + ("checked" if _checked else "")
         if key not in self._kernels:
-            self._kernels[key] = self._compile(specs)
+            self._kernels[key] = self._compile(specs, _checked)
         return _library().tcl_kernel_source(self._kernels[key]).decode()
 
 

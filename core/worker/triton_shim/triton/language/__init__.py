@@ -51,7 +51,8 @@ _BUILTINS = (
     "max_contiguous debug_barrier static_print static_assert cast dot reshape trans view "
     "expand_dims broadcast_to argmax argmin cumsum atomic_add atomic_max atomic_min atomic_xchg "
     "atomic_cas make_block_ptr advance static_range range softmax zeros_like clamp umulhi div_rn "
-    "fdiv sqrt_rn device_print device_assert rand randn randint randint4x rand4x randn4x umulhi"
+    "fdiv sqrt_rn device_print device_assert rand randn randint randint4x rand4x randn4x umulhi "
+    "reduce associative_scan cumprod broadcast atomic_and atomic_or atomic_xor permute"
 ).split()
 for _n in _BUILTINS:
     globals()[_n] = _device_only(_n)
