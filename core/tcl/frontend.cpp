@@ -1750,7 +1750,8 @@ class Frontend {
     } else if (t == "While") {
       execWhile(s);
     } else if (t == "Break" || t == "Continue") {
-      unsupported(std::string(t == "Break" ? "break" : "continue") + " (Triton has neither)");
+      fail(std::string(t == "Break" ? "break" : "continue") +
+           " is not supported: Triton kernels have no break or continue");
     } else {
       unsupported("the statement '" + t + "'");
     }

@@ -44,6 +44,9 @@ const std::vector<FlagInfo>& flagCatalogue() {
       {"sandbox_violation", Cheat,
        "touched files outside the scratch folder, the network, or spawned programs"},
       {"nondeterministic_output", Warning, "two runs on the same input disagree beyond rounding"},
+      {"out_of_bounds_access", Warning,
+       "a kernel loaded, stored or updated memory outside its tensor argument's storage "
+       "(opencl backend, bounds-checked first trial)"},
       {"implausible_speedup", Warning,
        "speedup beyond what the device's bandwidth and arithmetic rate allow, or above the "
        "ceiling"},

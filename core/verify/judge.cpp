@@ -219,6 +219,21 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
     }
   }
 
+  // Accesses outside a tensor argument's storage (opencl's bounds-checked first trial): each
+  // was skipped instead of touching memory; on a GPU it could read garbage or fault.
+  const json& oob = at(at(f, "out_of_bounds"), "events");
+  if (oob.is_array() && !oob.empty()) {
+    const json& e = oob[0];
+    std::ostringstream m;
+    m << get(e, "access", "access") << " outside " << get(e, "argument", "a tensor argument")
+      << "'s storage in kernel " << get(e, "kernel", "?");
+    if (at(e, "element_offset").is_number_integer())
+      m << " at element offset " << e["element_offset"].get<long long>() << " (the tensor has "
+        << get(e, "numel", 0L) << " elements, its storage " << get(e, "storage_elements", 0L)
+        << ")";
+    flags.raise("out_of_bounds_access", m.str(), lineOf(e), {{"events", oob}});
+  }
+
   // Inputs changed by the call.
   const bool mutatedInProcess = at(at(f, "input_mutation"), "detected").is_boolean() &&
                                 at(f, "input_mutation")["detected"].get<bool>();

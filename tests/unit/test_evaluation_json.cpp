@@ -46,7 +46,7 @@ TEST(EvaluationJson, VerdictsAndExitCodes) {
 }
 
 TEST(EvaluationJson, CatalogueIsCompleteAndStable) {
-  EXPECT_EQ(flagCatalogue().size(), 20u);
+  EXPECT_EQ(flagCatalogue().size(), 21u);
   EXPECT_EQ(findFlag("degenerate_reference")->severity, Severity::Warning);
   EXPECT_EQ(findFlag("sandbox_violation")->severity, Severity::Cheat);
   EXPECT_THROW(makeFlag("not_a_flag", ""), std::invalid_argument);

@@ -200,6 +200,32 @@ TEST(Judge, WarningsDoNotChangeTheVerdict) {
   EXPECT_TRUE(hasFlag(e, "degenerate_reference"));
 }
 
+TEST(Judge, OutOfBoundsAccessIsAWarningWithItsEvidence) {
+  auto o = honest();
+  o.candidateFacts["out_of_bounds"] = {{"checked_trial", 0},
+                                       {"events",
+                                        {{{"kernel", "add_kernel"},
+                                          {"line", 7},
+                                          {"access", "load"},
+                                          {"argument", "x"},
+                                          {"element_offset", 100},
+                                          {"numel", 100},
+                                          {"storage_elements", 100}}}}};
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Verified);
+  auto it = std::find_if(e.flags.begin(), e.flags.end(),
+                         [](const Flag& f) { return f.id == "out_of_bounds_access"; });
+  ASSERT_NE(it, e.flags.end()) << json(e.flags).dump();
+  EXPECT_EQ(it->severity, Severity::Warning);
+  EXPECT_EQ(it->line, 7);
+  EXPECT_NE(it->message.find("load outside x's storage in kernel add_kernel at element offset 100"),
+            std::string::npos)
+      << it->message;
+  EXPECT_EQ(it->evidence["events"][0]["argument"], "x");
+  o.candidateFacts["out_of_bounds"]["events"] = json::array();
+  EXPECT_FALSE(hasFlag(judge(o, {}), "out_of_bounds_access"));
+}
+
 TEST(Judge, TimingCrossCheckToleratesPipeLatencyOnFastCalls) {
   auto o = honest();
   o.candidateFacts["timing"]["median_ms"] = 0.004;

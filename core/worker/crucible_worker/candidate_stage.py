@@ -161,6 +161,12 @@ class CandidateStage:
         self._forward_ops = {}
         self._eval_ops = {}
         self._foreign = {}
+        # opencl: the shim's bounds-checked switch and its report list, bound before any
+        # candidate code runs (docs/TCL.md, "Bounds-checked mode")
+        self._tcl = None
+        if job.get("backend") == "opencl":
+            from triton import runtime as tcl_runtime
+            self._tcl = (tcl_runtime.set_bounds_checked, tcl_runtime.oob_events)
 
     # -----------------------------------------------------------------------------------------
 
@@ -269,7 +275,15 @@ class CandidateStage:
         self.channel.phase("candidate-trials")
         # 4. trials
         for k in range(self.trials):
-            r = self._guarded(self.inputs[k], "run")
+            checked = k == 0 and self._tcl is not None
+            if checked:  # the first opencl trial runs bounds-checked
+                self._tcl[0](True)
+            try:
+                r = self._guarded(self.inputs[k], "run")
+            finally:
+                if checked:
+                    self._tcl[0](False)
+                    self._out_of_bounds()
             self._add_counts(r, totals, self._forward_ops)
             trial = {"index": k, "ok": r.error is None, "error": r.error,
                      "launches": r.launches, "ms": r.ms}
@@ -393,6 +407,21 @@ class CandidateStage:
             ops[name] = ops.get(name, 0) + n
 
     # -- outputs and inputs
+
+    def _out_of_bounds(self):
+        """Trial 0's out-of-bounds reports as facts; a line only when it is the candidate's."""
+        events = []
+        for e in list(self._tcl[1])[:16]:
+            if not isinstance(e, dict):
+                continue
+            e = {k: e.get(k) for k in ("kernel", "file", "line", "access", "argument",
+                                       "element_offset", "numel", "storage_elements")}
+            e["kernel_line"] = e["line"]
+            if e["file"] != os.path.basename(self.path):
+                e["line"] = None
+            events.append(e)
+        del self._tcl[1][:]
+        self.facts["out_of_bounds"] = {"checked_trial": 0, "events": events}
 
     def _check_outputs(self, output, args, trial):
         torch, vp = self.torch, self.value_pack
