@@ -69,6 +69,22 @@ class ModelNew(nn.Module):
     def forward(self, x, y):
         return x + y
 """,
+    "out_of_bounds": """
+@triton.jit
+def shifted_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    nxt = tl.load(x_ptr + offs + 1)  # OOB-MARK: reads one past the end, unmasked
+    tl.store(out_ptr + offs, tl.where(offs + 1 < n, nxt, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        shifted_kernel[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)
+        return out
+""",
     "unsupported": """
 @triton.jit
 def histogram_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
@@ -160,6 +176,27 @@ def test_unsupported_construct_is_a_trial_error_with_its_line(results):
     message = errors[0]["message"]
     assert "CompilationError" in message and "tl.histogram is not supported" in message, message
     assert "line " in message, message
+
+
+def test_out_of_bounds_load_is_reported_from_the_checked_first_trial(results):
+    r = _get(results, "out_of_bounds")
+    f = r.facts
+    assert [t["ok"] for t in f["trials"]] == [True] * TRIALS, r.describe()
+    events = f["out_of_bounds"]["events"]
+    assert f["out_of_bounds"]["checked_trial"] == 0 and len(events) == 1, r.describe()
+    e = events[0]
+    source = HEADER + textwrap.dedent(CANDIDATES["out_of_bounds"])
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "OOB-MARK" in text)
+    assert (e["kernel"], e["access"], e["argument"], e["line"]) == ("shifted_kernel", "load", "x_ptr", line)
+    assert e["element_offset"] >= N and e["numel"] == N, e
+    # the skipped load does not change the answer: the kernel masks the lane it feeds
+    x = _inputs(0)[0]
+    expected = torch.cat([x[1:], torch.zeros(1)])
+    assert torch.equal(r.load("actual_0.ctp"), expected) and torch.equal(r.load("actual_1.ctp")[:-1], _inputs(1)[0][1:])
+
+
+def test_honest_candidate_reports_no_out_of_bounds_access(results):
+    assert _get(results, "honest").facts["out_of_bounds"] == {"checked_trial": 0, "events": []}
 
 
 def test_shim_is_first_on_the_path_in_the_stage():
