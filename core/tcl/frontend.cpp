@@ -1634,8 +1634,11 @@ class Frontend {
     std::vector<NodeP> vals;
     for (size_t j = 0; j < r.storage.size(); ++j) {
       const NodeP& dst = r.storage[j];
-      NodeP n =
-          items[j].kind == Value::Tensor ? items[j].node : constNode(dst->type.dtype, items[j]);
+      // a constant takes the storage's dtype, unless it is a float for integer storage
+      const bool floatIntoInt = items[j].kind == Value::Float && !isFloat(dst->type.dtype);
+      NodeP n = items[j].kind == Value::Tensor || floatIntoInt
+                    ? toTensor(items[j])
+                    : constNode(dst->type.dtype, items[j]);
       if (n->type.pointer != dst->type.pointer || n->type.dtype != dst->type.dtype ||
           broadcastShapesOr(n->type.shape, dst->type.shape) != dst->type.shape)
         fail("the @jit helper returns " + n->type.str() + " here and " + dst->type.str() +

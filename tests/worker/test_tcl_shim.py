@@ -139,3 +139,98 @@ def test_int_specialisation_and_strided_views(tmp_path):
 
 def triton_cdiv(a, b):
     return (a + b - 1) // b
+
+
+def _kernels(tmp_path, name, source):
+    """The module `name` made of `source` (kernels need a file: the shim reads their source)."""
+    _shim()
+    src = tmp_path / f"{name}.py"
+    src.write_text("import triton\nimport triton.language as tl\n\n" + source)
+    spec = importlib.util.spec_from_file_location(name, src)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def test_argmax_over_every_axis_of_a_2d_block(tmp_path):
+    # Triton 3.6's own frontend rejects axis=None on a 2-D block (so no interpreter comparison);
+    # the index is into the row-major flattened block, as torch.argmax(x) gives it.
+    m = _kernels(tmp_path, "k_argall", """
+@triton.jit
+def k(x, out, kept, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    v = tl.load(x + offs)
+    tl.store(out, tl.argmax(v, axis=None))
+    tl.store(out + 1, tl.argmin(v))
+    tl.store(out + 2, tl.max(v, axis=None, return_indices=True)[1])
+    tl.store(kept + tl.arange(0, 1)[:, None] + tl.arange(0, 1)[None, :], tl.argmax(v, None, keep_dims=True))
+""")
+    g = torch.Generator().manual_seed(5)
+    for R, C in ((4, 8), (16, 2)):
+        x = torch.randint(-20, 20, (R, C), generator=g).float()  # ties: the first index wins
+        out, kept = torch.empty(3, dtype=torch.int32), torch.empty(1, 1, dtype=torch.int32)
+        m.k[(1,)](x, out, kept, R=R, C=C)
+        assert out.tolist() == [int(x.argmax()), int(x.argmin()), int(x.argmax())]
+        assert kept.item() == int(x.argmax())
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    i = 0\n    while i < n:\n        i += 1\n        break\n",
+     "line 9: break is not supported: Triton kernels have no break or continue"),
+    ("    while True:\n        tl.store(p, 1.0)\n",
+     "line 6: a while loop whose condition is always true (Triton has no break) is not supported"),
+    ("    tl.atomic_max(h, 1.0)\n", "line 6: tl.atomic_max does not support fp16"),
+    ("    tl.atomic_add(p, 1.0, sem=\"seq\")\n", "line 6: tl.atomic_add: unknown sem 'seq'"),
+    ("    tl.store(p + tl.arange(0, 4), tl.reshape(tl.zeros((2, 4), tl.float32), (4,)))\n",
+     "line 6: tl.reshape: cannot reshape a block of shape [2, 4] to [4]"),
+    ("    tl.store(p, _looping(n))\n",
+     "line 13: return inside a loop of a @jit helper (Triton does not allow it either) is not supported"),
+    ("    tl.store(p, _two_kinds(n))\n",
+     "line 21: the @jit helper returns fp32 here and i32 on another path"),
+])
+def test_unsupported_constructs_name_their_line(tmp_path, body, message):
+    helpers = ("\n\n@triton.jit\ndef _looping(n):\n    for i in range(n):\n        if i > 2:\n"
+               "            return i\n    return 0\n\n\n@triton.jit\ndef _two_kinds(n):\n"
+               "    if n > 2:\n        return n + 1\n    return 2.5\n")
+    m = _kernels(tmp_path, "k_bad", "@triton.jit\ndef k(p, h, n):\n" + body + helpers)
+    triton = sys.modules["triton"]
+    with pytest.raises(triton.CompilationError) as e:
+        m.k[(1,)](torch.zeros(8), torch.zeros(8, dtype=torch.float16), 5)
+    assert message in str(e.value), str(e.value)
+
+
+def test_bounds_checked_mode_reports_the_first_out_of_bounds_access(tmp_path):
+    m = _kernels(tmp_path, "k_oob", """
+@triton.jit
+def k(x, y, out, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x + offs, mask=mask, other=0.0)  # masked lanes are never checked
+    b = tl.load(y + offs + SHIFT, mask=mask, other=0.0)
+    tl.store(out + offs, a + b, mask=mask)
+    tl.atomic_add(out + n + SHIFT * 0 + tl.program_id(0) * 0, 1.0)
+""")
+    from triton import runtime as rt
+    x, y = torch.randn(100), torch.randn(100)
+    base = torch.zeros(200)
+    out = base[50:151]  # 100 outputs and one counter at out[100]; storage 200 from base
+    rt.set_bounds_checked(True)
+    try:
+        rt.oob_events.clear()
+        m.k[(4,)](x, y, out, 100, SHIFT=0, BLOCK=32)
+        assert rt.oob_events == [], rt.oob_events
+        torch.testing.assert_close(out[:100], x + y)
+        assert out[100].item() == 4.0
+        m.k[(4,)](x, y, out, 100, SHIFT=3, BLOCK=32)  # the last three lanes read y past its end
+        assert len(rt.oob_events) == 1, rt.oob_events
+        e = rt.oob_events[0]
+        assert (e["kernel"], e["file"], e["line"], e["access"], e["argument"]) == ("k", "k_oob.py", 10, "load", "y")
+        assert 100 <= e["element_offset"] <= 102 and e["numel"] == 100 and e["storage_elements"] == 100
+        torch.testing.assert_close(out[:97], x[:97] + y[3:])
+        torch.testing.assert_close(out[97:100], x[97:])  # the skipped loads read as 0
+    finally:
+        rt.set_bounds_checked(False)
+        rt.oob_events.clear()
+    m.k[(4,)](x, y, out, 100, SHIFT=3, BLOCK=32)  # unchecked again: nothing recorded
+    assert rt.oob_events == []
+    assert "tcl_chk" not in m.k.source(x, y, out, 100, SHIFT=3, BLOCK=32)
