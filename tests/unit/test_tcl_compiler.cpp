@@ -269,6 +269,34 @@ TEST(TclCompiler, DotMatchesAPlainMatmul) {
   for (size_t i = 0; i < c.size(); ++i) ASSERT_FLOAT_EQ(c[i], want[i]) << i;
 }
 
+// Bounds-checked mode: n beyond the buffers makes the masked loads and the store reach past
+// them; those accesses are skipped and the first is reported (return code 2, JSON message).
+TEST(TclCompiler, CheckedModeReportsTheFirstOutOfBoundsAccessInsteadOfTouchingIt) {
+  json spec = Spec("add", vectorAddBody(), addArgs("fp32", 64));
+  spec["checked"] = true;
+  Kernel k(spec);
+  ASSERT_TRUE(k.k) << k.error;
+  EXPECT_NE(std::string(tcl_kernel_source(k.k)).find("tcl_chk("), std::string::npos);
+  const int n = 100;
+  std::vector<float> a(n, 1.f), b(n, 2.f), o(n + 28, -7.f);
+  TclArg out = Ptr(o);
+  out.nbytes = n * sizeof(float);  // the output tensor's storage ends at n; -7 beyond must stay
+  std::vector<TclArg> args = {Ptr(a), Ptr(b), out, I32(n + 20)};
+  uint64_t grid[3] = {2, 1, 1};
+  char err[4096] = {0};
+  ASSERT_EQ(tcl_launch(k.k, grid, args.data(), args.size(), err, sizeof err), 2) << err;
+  json report = json::parse(err);
+  EXPECT_EQ(report["line"], 5);  // the loads' line
+  EXPECT_TRUE(report["param"] == 0 || report["param"] == 1) << report;
+  EXPECT_EQ(report["access"], "load");
+  EXPECT_GE(report["byte_offset"].get<int64_t>(), n * 4);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(o[i], 3.f) << i;
+  for (int i = n; i < n + 28; ++i) ASSERT_EQ(o[i], -7.f) << i;
+  // in bounds: a plain success
+  args[3] = I32(n);
+  EXPECT_EQ(tcl_launch(k.k, grid, args.data(), args.size(), err, sizeof err), 0) << err;
+}
+
 TEST(TclCompiler, ErrorsAreMessagesNotCrashes) {
   char err[256] = {0};
   EXPECT_EQ(tcl_compile("{not json", err, sizeof err), nullptr);
