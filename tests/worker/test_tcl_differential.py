@@ -55,7 +55,10 @@ def finish_module(started, what):
     return torch.load(out)
 
 
-MODULES = sorted(p.stem for p in KERNELS.glob("*.py"))
+# The modules are split over two test files (one CTest each, so they run side by side and each
+# stays well inside the suite's per-test timeout); test_tcl_differential_more.py takes the rest.
+MODULES = ["argreduce", "carried_pointers", "matmul", "random_kernels", "scan_trans", "synth_style"]
+OTHER_MODULES = sorted(p.stem for p in KERNELS.glob("*.py") if p.stem not in MODULES)
 
 
 def tolerance(t):
@@ -64,6 +67,10 @@ def tolerance(t):
 
 @pytest.mark.parametrize("mod", MODULES)
 def test_kernels_match_interpreter_and_torch(mod, tmp_path):
+    check_module(mod, tmp_path)
+
+
+def check_module(mod, tmp_path):
     # both runs at once: the machine's cores are shared by the two processes
     ours_run, theirs_run = start_module(mod, tmp_path, False), start_module(mod, tmp_path, True)
     ours = finish_module(ours_run, f"{mod} on the opencl shim")
