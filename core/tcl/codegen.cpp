@@ -1,6 +1,7 @@
 #include "core/tcl/codegen.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -926,6 +927,20 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
       return roundTo(n.type.dtype, "fma(" + expr(n.ops[0], idx) + ", " + expr(n.ops[1], idx) +
                                        ", " + expr(n.ops[2], idx) + ")");
     case Op::Select:
+      if (checked_ && (n.ops[1]->hasLoad || n.ops[2]->hasLoad)) {
+        // Triton loads both operands of a where for every lane: a function call evaluates both,
+        // so a load outside its storage is reported even where the other operand is chosen.
+        const std::string t = n.type.pointer ? "__global " + storageCType(n.type.dtype) + "*"
+                                             : computeCType(n.type.dtype);
+        std::string fn = "tcl_sel_";
+        for (char ch : t) fn += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+        const std::string def =
+            "inline " + t + " " + fn + "(int c, " + t + " a, " + t + " b) { return c ? a : b; }\n";
+        if (std::find(helpers_.begin(), helpers_.end(), def) == helpers_.end())
+          helpers_.push_back(def);
+        return fn + "(" + expr(n.ops[0], idx) + ", " + expr(n.ops[1], idx) + ", " +
+               expr(n.ops[2], idx) + ")";
+      }
       return "(" + expr(n.ops[0], idx) + " ? " + expr(n.ops[1], idx) + " : " + expr(n.ops[2], idx) +
              ")";
     case Op::Cast: {

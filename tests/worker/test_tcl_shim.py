@@ -234,3 +234,26 @@ def k(x, y, out, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
     m.k[(4,)](x, y, out, 100, SHIFT=3, BLOCK=32)  # unchecked again: nothing recorded
     assert rt.oob_events == []
     assert "tcl_chk" not in m.k.source(x, y, out, 100, SHIFT=3, BLOCK=32)
+
+
+def test_bounds_checked_mode_sees_loads_a_where_discards(tmp_path):
+    # `tl.where(mask, tl.load(p), other)` loads every lane in Triton (the GPU reads past the
+    # end), though the fused C code only needs the chosen operand: the checked build evaluates both
+    m = _kernels(tmp_path, "k_where", """
+@triton.jit
+def k(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.where(offs < n, tl.load(x + offs), 0.0)
+    tl.store(out + offs, v, mask=offs < n)
+""")
+    from triton import runtime as rt
+    x, out = torch.randn(10), torch.empty(10)
+    rt.set_bounds_checked(True)
+    try:
+        rt.oob_events.clear()
+        m.k[(1,)](x, out, 10, BLOCK=16)
+        assert [(e["line"], e["argument"], e["element_offset"] >= 10) for e in rt.oob_events] == [(8, "x", True)]
+        torch.testing.assert_close(out, x)
+    finally:
+        rt.set_bounds_checked(False)
+        rt.oob_events.clear()
