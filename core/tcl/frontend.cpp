@@ -1624,8 +1624,9 @@ class Frontend {
           if (!(it.kind == Value::Tensor || it.isConst()))
             unsupported("returning this kind of value from runtime control flow in a @jit helper");
           Type t = toTensor(it)->type;
+          if (t.pointer)
+            unsupported("returning a pointer from runtime control flow in a @jit helper");
           r.storage.push_back(cg_.declareHoisted(t));
-          const_cast<Node&>(*r.storage.back()).ptrRoot = toTensor(it)->ptrRoot;
         }
     }
     if (none != r.none || r.tuple != (v.kind == Value::Tuple) ||
