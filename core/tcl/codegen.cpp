@@ -402,6 +402,13 @@ void Codegen::assign(const NodeP& dst, const NodeP& value) {
 void Codegen::store(const NodeP& ptr, const NodeP& value, const NodeP& mask, int line) {
   auto idx = openLoops(ptr->type.shape);
   std::string p = expr(ptr, idx), v = expr(value, idx);
+  if (checked_ && value->hasLoad) {
+    // The loads the value reads happen before the store (Triton loads every lane first), so
+    // their out-of-bounds accesses are the ones reported, not the store's.
+    std::string tmp = fresh("sv");
+    this->line() << computeCType(value->type.dtype) << " " << tmp << " = " << v << ";\n";
+    v = tmp;
+  }
   std::string st;
   switch (ptr->type.dtype) {
     case DType::FP16:
