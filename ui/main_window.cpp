@@ -13,6 +13,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "ui/dialogs/settings_dialog.h"
@@ -113,9 +114,19 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   generation->raise();
   compareDock_->hide();
   sessionsDock_->hide();
-  // First-run proportions; a saved layout replaces them.
-  resizeDocks({generation, verification}, {230, 500}, Qt::Horizontal);
+  // The side docks run the full height, the candidates sit under the sources between them.
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+  verificationPane_->setMinimumWidth(340);
   candidatesDock_->raise();
+  // First-run proportions, once the window has its size (resizeDocks before that is lost); a
+  // saved layout replaces them.
+  if (!QSettings().contains("window/state")) {
+    QTimer::singleShot(0, this, [this, generation, verification] {
+      resizeDocks({generation, verification}, {width() / 5, width() * 3 / 10}, Qt::Horizontal);
+      resizeDocks({candidatesDock_}, {height() / 4}, Qt::Vertical);
+    });
+  }
 
   // A flag with a line: its squiggle and its row show each other.
   connect(verificationPane_, &VerificationPane::flagLineActivated, candidatePane_,

@@ -1,6 +1,5 @@
 #include "ui/panes/error_picture.h"
 
-#include <QHBoxLayout>
 #include <QImage>
 #include <QPixmap>
 #include <QVBoxLayout>
@@ -39,13 +38,12 @@ ErrorPicture::ErrorPicture(QWidget* parent) : QWidget(parent) {
       tr("Where the output mismatches: rows x last dimension, red = all elements "
          "of the cell mismatch"));
   map_->setAlignment(Qt::AlignCenter);
-  auto* pictures = new QHBoxLayout;
-  pictures->addWidget(histogram_, 2);
-  pictures->addWidget(map_, 1);
+  // One above the other: the pane is narrow and scrolls.
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(stats_);
-  layout->addLayout(pictures);
+  layout->addWidget(histogram_);
+  layout->addWidget(map_);
   hide();
 }
 

@@ -2,7 +2,7 @@
 
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSet>
-#include <QtCharts/QStackedBarSeries>
+#include <QtCharts/QHorizontalStackedBarSeries>
 #include <QtCharts/QValueAxis>
 #include <algorithm>
 #include <map>
@@ -11,7 +11,6 @@ namespace crucible::ui {
 
 RewardChart::RewardChart(QWidget* parent) : QChartView(parent) {
   setRenderHint(QPainter::Antialiasing);
-  setMinimumHeight(180);
   setReward(nullptr);
 }
 
@@ -26,8 +25,11 @@ void RewardChart::setReward(const Reward* reward) {
   bars_.clear();
   if (!reward || reward->components.empty()) {
     c->setTitle(tr("Reward: not verified yet"));
+    setFixedHeight(60);
     return;
   }
+  // Horizontal bars, one row per component: the names stay readable in a narrow pane.
+  setFixedHeight(110 + 26 * static_cast<int>(reward->components.size()));
   c->setTitle(tr("Reward (%1) = %2")
                   .arg(QString::fromStdString(reward->preset),
                        reward->total ? QString::number(*reward->total, 'g', 4) : tr("n/a")));
@@ -50,17 +52,18 @@ void RewardChart::setReward(const Reward* reward) {
     low = std::min(low, component.value);
     high = std::max(high, component.value);
   }
-  auto* series = new QStackedBarSeries;
+  auto* series = new QHorizontalStackedBarSeries;
   for (auto& [part, set] : sets) series->append(set);
   c->addSeries(series);
-  auto* x = new QBarCategoryAxis;
-  x->append(categories);
-  auto* y = new QValueAxis;
-  y->setRange(low, high * 1.1);
-  c->addAxis(x, Qt::AlignBottom);
-  c->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(x);
-  series->attachAxis(y);
+  auto* names = new QBarCategoryAxis;
+  names->append(categories);
+  auto* values = new QValueAxis;
+  values->setRange(low, high * 1.1);
+  values->setTickCount(5);
+  c->addAxis(names, Qt::AlignLeft);
+  c->addAxis(values, Qt::AlignBottom);
+  series->attachAxis(names);
+  series->attachAxis(values);
 }
 
 }  // namespace crucible::ui
