@@ -10,16 +10,34 @@
 
 namespace crucible::ui {
 
+namespace {
+// A day picker with a calendar whose lowest value means "no bound" and says so.
+QDateEdit* dayPicker(const QString& anyText, const QString& tip) {
+  auto* edit = new QDateEdit;
+  edit->setCalendarPopup(true);
+  edit->setDisplayFormat(QStringLiteral("yyyy-MM-dd"));
+  edit->setMinimumDate(QDate(2000, 1, 1));
+  edit->setSpecialValueText(anyText);
+  edit->setDate(edit->minimumDate());
+  edit->setToolTip(tip);
+  return edit;
+}
+
+// The picker's day as the store's filter text; "" when it is at "any".
+std::string dayText(const QDateEdit* edit, int addDays) {
+  if (edit->date() == edit->minimumDate()) return {};
+  return edit->date().addDays(addDays).toString(Qt::ISODate).toStdString();
+}
+}  // namespace
+
 SessionsPane::SessionsPane(WorkbenchController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
   task_ = new QLineEdit;
   task_->setPlaceholderText(tr("task name or path"));
   model_ = new QLineEdit;
   model_->setPlaceholderText(tr("model or origin"));
-  since_ = new QLineEdit;
-  since_->setPlaceholderText(tr("from YYYY-MM-DD"));
-  until_ = new QLineEdit;
-  until_->setPlaceholderText(tr("before YYYY-MM-DD"));
+  since_ = dayPicker(tr("from any date"), tr("Sessions created on or after this day (UTC)"));
+  until_ = dayPicker(tr("to any date"), tr("Sessions created on or before this day (UTC)"));
   verdict_ = new QComboBox;
   verdict_->addItem(tr("any verdict"), QString());
   for (const char* v : {"verified", "incorrect", "cheating", "invalid", "error"}) {
@@ -33,6 +51,8 @@ SessionsPane::SessionsPane(WorkbenchController* controller, QWidget* parent)
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->verticalHeader()->hide();
+  // The task takes the room left; the other columns are as wide as what they show.
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
 
   auto* layout = new QGridLayout(this);
@@ -50,13 +70,17 @@ SessionsPane::SessionsPane(WorkbenchController* controller, QWidget* parent)
   debounce->setSingleShot(true);
   debounce->setInterval(250);
   connect(debounce, &QTimer::timeout, this, &SessionsPane::refresh);
-  for (QLineEdit* edit : {task_, model_, since_, until_}) {
+  for (QLineEdit* edit : {task_, model_}) {
     connect(edit, &QLineEdit::textChanged, debounce, qOverload<>(&QTimer::start));
+  }
+  for (QDateEdit* edit : {since_, until_}) {
+    connect(edit, &QDateEdit::dateChanged, debounce, qOverload<>(&QTimer::start));
   }
   connect(verdict_, &QComboBox::currentIndexChanged, this, &SessionsPane::refresh);
   connect(open, &QPushButton::clicked, this, &SessionsPane::openSelected);
   connect(table_, &QTableWidget::cellDoubleClicked, this, &SessionsPane::openSelected);
   connect(controller_, &WorkbenchController::sessionSaved, this, &SessionsPane::refresh);
+  connect(controller_, &WorkbenchController::databaseChanged, this, &SessionsPane::refresh);
   refresh();
 }
 
@@ -64,8 +88,8 @@ void SessionsPane::refresh() {
   store::SessionFilter filter;
   filter.taskText = task_->text().trimmed().toStdString();
   filter.modelText = model_->text().trimmed().toStdString();
-  filter.since = since_->text().trimmed().toStdString();
-  filter.until = until_->text().trimmed().toStdString();
+  filter.since = dayText(since_, 0);
+  filter.until = dayText(until_, 1);  // the store's bound excludes it: the day after
   const QString verdict = verdict_->currentData().toString();
   if (!verdict.isEmpty()) filter.verdict = verdictFromString(verdict.toStdString());
   filter.limit = 500;

@@ -3,6 +3,7 @@
 // opening one puts it back in the workbench exactly as it was saved.
 
 #include <QComboBox>
+#include <QDateEdit>
 #include <QLineEdit>
 #include <QTableWidget>
 #include <QWidget>
@@ -19,6 +20,9 @@ class SessionsPane : public QWidget {
   QTableWidget* table() const { return table_; }
   QLineEdit* taskSearch() const { return task_; }
   QComboBox* verdictFilter() const { return verdict_; }
+  /// From and to (both days included, UTC like the table); at their minimum they show "any".
+  QDateEdit* sinceFilter() const { return since_; }
+  QDateEdit* untilFilter() const { return until_; }
 
  public slots:
   void refresh();
@@ -28,8 +32,8 @@ class SessionsPane : public QWidget {
   WorkbenchController* controller_;
   QLineEdit* task_;
   QLineEdit* model_;
-  QLineEdit* since_;
-  QLineEdit* until_;
+  QDateEdit* since_;
+  QDateEdit* until_;
   QComboBox* verdict_;
   QTableWidget* table_;
   quint64 query_ = 0;  // answers to older queries are dropped
