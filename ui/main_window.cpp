@@ -254,8 +254,10 @@ void MainWindow::showSettings() {
   SettingsDialog dialog(controller_->settings(), this);
   if (dialog.exec() != QDialog::Accepted) return;
   const AppSettings settings = dialog.settings();
+  const bool newDatabase = settings.databasePath != controller_->settings().databasePath;
   settings.save();
   controller_->setSettings(settings);
+  if (newDatabase) controller_->setDatabase(settings.databasePath);  // no restart needed
   runBar_->selectBackend(settings.defaultBackend);
   generationPane_->refreshModels();  // the endpoints may have changed
 }

@@ -55,7 +55,7 @@ SettingsDialog::SettingsDialog(const AppSettings& s, QWidget* parent) : QDialog(
          "http://localhost:8000/v1"));
   endpoints_->setMaximumHeight(80);
   database_ = new QLineEdit(s.databasePath);
-  database_->setPlaceholderText(tr("default: ~/.local/share/crucible/crucible.db (on restart)"));
+  database_->setPlaceholderText(tr("default: ~/.local/share/crucible/crucible.db"));
 
   auto* form = new QFormLayout(this);
   form->addRow(tr("Python environment"), python_);

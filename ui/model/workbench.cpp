@@ -47,6 +47,12 @@ void Workbench::setEvaluation(int key, const Evaluation& evaluation, const QStri
   emit candidateChanged(row);
 }
 
+void Workbench::detachFromStore() {
+  session_ = std::make_shared<std::int64_t>(0);
+  loadedSessionId_ = 0;
+  for (CandidateEntry& c : candidates_) c.storeId = std::make_shared<std::int64_t>(0);
+}
+
 void Workbench::loadSession(const store::SessionDetail& session) {
   reference_ = {QString::fromStdString(session.task.path),
                 QString::fromStdString(session.task.name),

@@ -62,6 +62,9 @@ class Workbench : public QObject {
   void beginSession(const QString& kind, const QString& note);
   int addCandidate(CandidateEntry entry);  // assigns and returns the key
   void setEvaluation(int key, const Evaluation& evaluation, const QString& when);
+  /// Forgets where the session and its candidates are stored (another database): they are
+  /// unsaved again, with fresh cells, while the jobs already posted fill the old ones.
+  void detachFromStore();
   /// Replaces everything with a saved session, exactly as it was stored.
   void loadSession(const store::SessionDetail& session);
 

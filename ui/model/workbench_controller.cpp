@@ -73,6 +73,7 @@ WorkbenchController::WorkbenchController(Workbench* workbench, StoreService* sto
             referenceProblem_ = problem;
             emit referenceProblemChanged(problem, lineOfProblem(problem));
           });
+  connect(store_, &StoreService::reopened, this, &WorkbenchController::databaseChanged);
   connect(store_, &StoreService::failed, this,
           [this](const QString& message) { emit errorOccurred(tr("Database: ") + message); });
 }
@@ -332,6 +333,17 @@ void WorkbenchController::setGeneratedEvaluation(int generatedId, const Evaluati
   workbench_->setEvaluation(*key, evaluation,
                             QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
   saveEvaluation(*key, evaluation);
+}
+
+void WorkbenchController::setDatabase(const QString& path) {
+  if (path == store_->databasePath()) return;
+  store_->reopen(path);
+  workbench_->detachFromStore();
+  savedSessionId_ = 0;
+  for (const CandidateEntry& c : workbench_->candidates()) {
+    saveCandidate(c.key);
+    if (c.evaluation) saveEvaluation(c.key, *c.evaluation);
+  }
 }
 
 void WorkbenchController::reopenSession(std::int64_t sessionId) {

@@ -64,6 +64,10 @@ class WorkbenchController : public QObject {
   int addGenerated(const GeneratedEntry& generated);
   void setGeneratedEvaluation(int generatedId, const Evaluation& evaluation);
 
+  /// Uses another database from now on (Settings), without a restart: the store reopens off the
+  /// UI thread, and what the workbench shows is saved into the new one as a new session.
+  void setDatabase(const QString& path);
+
   void reopenSession(std::int64_t sessionId);
   /// The last session this workbench saved to (0 before the first save completes).
   std::int64_t savedSessionId() const { return savedSessionId_; }
@@ -82,6 +86,7 @@ class WorkbenchController : public QObject {
   void sessionSaved(qint64 sessionId);
   void sessionReopened(qint64 sessionId);
   void exported(const QStringList& files, bool unverified);
+  void databaseChanged(const QString& path);
 
  private:
   void saveCandidate(int key);

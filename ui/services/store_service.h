@@ -25,6 +25,9 @@ class StoreService : public QObject {
   ~StoreService() override;
 
   QString databasePath() const { return path_; }
+  /// Closes the database after the jobs already posted and opens `databasePath` ("" = core's
+  /// default) on the store's thread; `reopened` or `failed` follows. Later jobs use the new one.
+  void reopen(const QString& databasePath);
 
   /// Runs `job(store)` on the store's thread; `done(result)` then runs on the UI thread unless
   /// `receiver` is gone. A StoreError (or any exception) becomes `failed(message)` instead.
@@ -44,11 +47,14 @@ class StoreService : public QObject {
 
  signals:
   void failed(const QString& message);
+  void reopened(const QString& databasePath);
 
  private:
   void submit(std::function<void(store::Store&)> job);
+  void open();  // on thread_: opens openPath_
 
-  QString path_;
+  QString path_;      // what the UI asked for last
+  QString openPath_;  // what the store thread opens: read and written on thread_ only
   QThread thread_;
   QObject* worker_ = nullptr;            // lives on thread_
   std::unique_ptr<store::Store> store_;  // opened and used on thread_ only
