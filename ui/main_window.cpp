@@ -172,8 +172,10 @@ void MainWindow::buildMenus() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Verify"), this, &MainWindow::verifyEditor)
       ->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+Return"))});
-  run->addAction(tr("&Stop"), QKeySequence(tr("Shift+F5")), controller_,
-                 &WorkbenchController::stop);
+  run->addAction(tr("&Stop"), QKeySequence(tr("Shift+F5")), this, [this] {
+    controller_->stop();  // verification, and generation when it runs
+    generationPane_->stop();
+  });
   run->addAction(tr("&Generate"), QKeySequence(tr("Ctrl+G")), generationPane_,
                  &GenerationPane::generate);
   run->addAction(tr("&Compare with Previous"), QKeySequence(tr("Ctrl+D")), this,

@@ -2,7 +2,9 @@
 
 #include <Qsci/qscilexerpython.h>
 
+#include <QAction>
 #include <QFontDatabase>
+#include <QKeyEvent>
 
 namespace crucible::ui {
 
@@ -35,6 +37,19 @@ CodeEditor::CodeEditor(QWidget* parent) : QsciScintilla(parent) {
           [this](int line, int, Qt::KeyboardModifiers) {
             if (flagLines_.contains(line + 1)) emit flagLineClicked(line + 1);
           });
+}
+
+bool CodeEditor::event(QEvent* event) {
+  if (event->type() == QEvent::ShortcutOverride) {
+    const QKeySequence pressed(static_cast<QKeyEvent*>(event)->keyCombination());
+    for (const QAction* action : window()->findChildren<QAction*>()) {
+      if (action->isEnabled() && action->shortcuts().contains(pressed)) {
+        event->ignore();  // not the editor's: the shortcut runs
+        return true;
+      }
+    }
+  }
+  return QsciScintilla::event(event);
 }
 
 void CodeEditor::setFlagLines(const QVector<int>& cheatLines, const QVector<int>& warningLines) {

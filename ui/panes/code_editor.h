@@ -25,6 +25,11 @@ class CodeEditor : public QsciScintilla {
  signals:
   void flagLineClicked(int line);  // 1-based
 
+ protected:
+  /// The window's shortcuts win over the editor's own key bindings (Scintilla takes Ctrl+D,
+  /// Ctrl+Up/Down and others), so the journey's keys work with the cursor in the code.
+  bool event(QEvent* event) override;
+
  private:
   QVector<int> flagLines_;
   int cheatIndicator_ = 8, warningIndicator_ = 9, changedMarker_ = 1;

@@ -189,6 +189,10 @@ void GenerationPane::generate() {
   generator_->start(request);
 }
 
+void GenerationPane::stop() {
+  if (generator_ && generator_->running()) generator_->stop();
+}
+
 void GenerationPane::setRunning(bool running) {
   generate_->setEnabled(!running);
   stop_->setEnabled(running);

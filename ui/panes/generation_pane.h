@@ -32,6 +32,8 @@ class GenerationPane : public QWidget {
   /// Adds an embedded model (a Hugging Face folder or a .gguf file) to the picker's recent models
   /// and selects it; the Add button's menu asks for one with a file dialog.
   void addModel(const QString& path);
+  /// Stops a generation run, if one is going.
+  void stop();
 
   QComboBox* modelBox() const { return model_; }
   QToolButton* addModelButton() const { return addModel_; }
