@@ -7,8 +7,10 @@ namespace crucible::ui {
 QString candidateTitle(const Workbench& workbench, const CandidateEntry& entry) {
   QString title = QStringLiteral("#%1 %2").arg(workbench.rowOf(entry.key) + 1).arg(entry.origin);
   if (!entry.model.isEmpty()) title += " · " + entry.model;
-  if (entry.parentKey)
-    title += QStringLiteral(" of #%1").arg(workbench.rowOf(*entry.parentKey) + 1);
+  if (entry.parentKey) {  // an edit of #1; a refinement from #1
+    title += (entry.origin == "edit" ? QStringLiteral(" of #%1") : QStringLiteral(" from #%1"))
+                 .arg(workbench.rowOf(*entry.parentKey) + 1);
+  }
   return title;
 }
 

@@ -1,8 +1,18 @@
 #include "ui/panes/reference_pane.h"
 
+#include <QDir>
 #include <QVBoxLayout>
 
 namespace crucible::ui {
+
+namespace {
+// The path as a title shows it: the home folder as "~", the full path in the tooltip.
+QString shortPath(const QString& path) {
+  const QString home = QDir::homePath();
+  if (home.size() > 1 && path.startsWith(home + '/')) return "~" + path.mid(home.size());
+  return path;
+}
+}  // namespace
 
 ReferencePane::ReferencePane(WorkbenchController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
@@ -24,7 +34,8 @@ ReferencePane::ReferencePane(WorkbenchController* controller, QWidget* parent)
   connect(workbench, &Workbench::referenceChanged, this, [this, workbench] {
     const auto& r = workbench->reference();
     title_->setText(tr("<b>Reference</b> %1 <span style='color:gray'>%2</span>")
-                        .arg(r.name.toHtmlEscaped(), r.path.toHtmlEscaped()));
+                        .arg(r.name.toHtmlEscaped(), shortPath(r.path).toHtmlEscaped()));
+    title_->setToolTip(r.path);
     editor_->setText(r.source);
     editor_->setFlagLines({}, {});
   });

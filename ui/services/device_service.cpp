@@ -1,13 +1,18 @@
 #include "ui/services/device_service.h"
 
 #include "core/device/devices.h"
+#include "core/verify/verifier.h"
 #include "ui/services/post.h"
 
 namespace crucible::ui {
 
 namespace {
-QVector<BackendChoice> baseChoices() {
-  return {{"auto (cuda with a GPU, else interpret)", "auto", "", true, ""},
+// `resolved`: what auto picks on this machine, once detection knows.
+QVector<BackendChoice> baseChoices(const QString& resolved = {}) {
+  const QString autoLabel =
+      resolved.isEmpty() ? QStringLiteral("auto (cuda with a GPU, else opencl, else interpret)")
+                         : QStringLiteral("auto (%1 here)").arg(resolved);
+  return {{autoLabel, "auto", "", true, ""},
           {"interpret (Triton's interpreter, CPU)", "interpret", "", true, ""}};
 }
 }  // namespace
@@ -24,7 +29,13 @@ void DeviceService::detect() {
   pool_.start([this] {
     const auto opencl = detectOpenClDevices();
     const auto cuda = detectCudaDevices();
-    QVector<BackendChoice> choices = baseChoices();
+    QString resolved;
+    try {
+      resolved = QString::fromStdString(resolveBackend("auto"));
+    } catch (const std::exception&) {
+      // auto is then explained by the generic label, and verifying says why it fails
+    }
+    QVector<BackendChoice> choices = baseChoices(resolved);
     for (const auto& d : opencl) {
       const QString name = QString::fromStdString(d.name);
       choices.push_back({"opencl · " + name, "opencl", name, true, ""});
