@@ -31,7 +31,7 @@ ErrorPicture::ErrorPicture(QWidget* parent) : QWidget(parent) {
   stats_->setWordWrap(true);
   stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   histogram_ = new QChartView;
-  histogram_->setMinimumHeight(170);
+  histogram_->setMinimumHeight(230);  // room for the slanted decade labels
   histogram_->setRenderHint(QPainter::Antialiasing);
   map_ = new QLabel;
   map_->setToolTip(

@@ -37,7 +37,7 @@ void RewardChart::setReward(const Reward* reward) {
   std::map<std::string, QBarSet*> sets;
   QStringList categories;
   for (const auto& component : reward->components) {
-    categories << QString::fromStdString(component.name);
+    categories.prepend(QString::fromStdString(component.name));  // the axis runs bottom-up
     bars_.append({QString::fromStdString(component.name), component.value});
   }
   double low = 0, high = 1;
@@ -48,7 +48,7 @@ void RewardChart::setReward(const Reward* reward) {
       sets[part] = new QBarSet(QString::fromStdString(part));
       for (qsizetype k = 0; k < categories.size(); ++k) sets[part]->append(0);
     }
-    sets[part]->replace(static_cast<qsizetype>(i), component.value);
+    sets[part]->replace(categories.size() - 1 - static_cast<qsizetype>(i), component.value);
     low = std::min(low, component.value);
     high = std::max(high, component.value);
   }

@@ -2,6 +2,7 @@
 
 #include <QScrollArea>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/model/verdict_style.h"
 
@@ -55,8 +56,6 @@ VerificationPane::VerificationPane(WorkbenchController* controller, QWidget* par
   reward_ = new RewardChart;
   flags_ = new QTreeWidget;
   flags_->setHeaderLabels({tr("Severity"), tr("Flag"), tr("Line"), tr("Message / evidence")});
-  flags_->setMinimumHeight(70);
-  flags_->setMaximumHeight(200);
   flags_->setColumnWidth(0, 70);
   flags_->setColumnWidth(1, 170);
   flags_->setColumnWidth(2, 40);
@@ -148,6 +147,8 @@ void VerificationPane::showCurrent() {
     addEvidence(item, f.evidence);
   }
   if (e->flags.empty()) new QTreeWidgetItem(flags_, {QString(), tr("none")});
+  // As tall as its rows, up to a limit: "none" needs one line, not a box.
+  flags_->setFixedHeight(std::min(200, 36 + 22 * flags_->topLevelItemCount()));
   error_->setEvaluation(&*e);
 }
 
