@@ -4,6 +4,8 @@
 // database in a second window; then generate with the built-in synthesizer (two candidates,
 // verified by the pipeline as they arrive), compare them, export the best, and reopen the
 // generate session. Waits with QTRY_*, never sleeps.
+#include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -12,9 +14,11 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 
+#include "tests/ui/ui_test_support.h"
 #include "ui/app/resources_dir.h"
 #include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
@@ -29,21 +33,7 @@
 
 using namespace crucible;
 using namespace crucible::ui;
-
-namespace {
-constexpr int kVerifyTimeoutMs = 180000;
-
-QJsonObject readJson(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(file.readAll()).object();
-}
-
-QString readText(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
-}
-}  // namespace
+using namespace crucible::ui::testing;
 
 class WorkbenchTest : public QObject {
   Q_OBJECT
@@ -59,8 +49,12 @@ class WorkbenchTest : public QObject {
   void selectsCandidates();
   void comparesTwoCandidates();
   void exportsVerifiedAndDeliberatelyUnverified();
+  void shortcutsReachTheJourneyFromTheEditor();
   void reopensTheSessionFromTheDatabase();
   void flagLineAndSquiggleShowEachOther();
+  void aNewDatabaseAppliesWithoutRestart();
+  void aCrashingCandidateShowsAnErrorAndTheAppGoesOn();
+  void theLayoutSurvivesARestart();
   void generatesWithTheSynthesizer();
   void comparesAndExportsGeneratedCandidates();
   void reopensTheGenerateSession();
@@ -80,16 +74,7 @@ class WorkbenchTest : public QObject {
 
 void WorkbenchTest::initTestCase() {
   QVERIFY(dir_.isValid());
-  // Settings of this run only, never the user's.
-  QSettings::setDefaultFormat(QSettings::IniFormat);
-  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, dir_.filePath("config"));
-  QCoreApplication::setOrganizationName("CrucibleTest");
-  QCoreApplication::setApplicationName("crucible-gui-test");
-  AppSettings settings;  // first run: the defaults, then what a quick test needs
-  settings.defaultBackend = "interpret";
-  settings.trials = 1;
-  settings.compileBaseline = false;
-  settings.save();
+  useScratchSettings(dir_, "crucible-gui-test");  // first run: defaults, made quick
   database_ = dir_.filePath("crucible.db");
   window_ = std::make_unique<MainWindow>(MainWindowOptions{database_, &generator_});
   window_->show();
@@ -110,10 +95,7 @@ void WorkbenchTest::invalidReferenceNamesTheLine() {
 }
 
 void WorkbenchTest::opensBundledExample() {
-  BundledExample softmax;
-  for (const auto& example : bundledExamples()) {
-    if (example.title == "row_softmax") softmax = example;
-  }
+  const BundledExample softmax = rowSoftmaxExample();
   QVERIFY2(!softmax.candidatePath.isEmpty(), "resources/examples/row_softmax not found");
   window_->controller()->openExample(softmax);
   QVERIFY(window_->referencePane()->problemText().isEmpty());
@@ -257,6 +239,32 @@ void WorkbenchTest::exportsVerifiedAndDeliberatelyUnverified() {
   QVERIFY(readText(unverified + "/report.md").contains("UNVERIFIED"));
 }
 
+void WorkbenchTest::shortcutsReachTheJourneyFromTheEditor() {
+  // With the keyboard in the candidate's editor, which has key bindings of its own.
+  window_->activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(window_.get()));
+  CodeEditor* editor = window_->candidatePane()->editor();
+  editor->setFocus();
+  QTRY_VERIFY(editor->hasFocus());
+  WorkbenchController* controller = window_->controller();
+  QCOMPARE(controller->currentKey(), entry(1).key);
+  QTest::keyClick(editor, Qt::Key_Up, Qt::ControlModifier);
+  QCOMPARE(controller->currentKey(), entry(0).key);
+  QTest::keyClick(editor, Qt::Key_Down, Qt::ControlModifier);
+  QCOMPARE(controller->currentKey(), entry(1).key);
+  QDockWidget* compare = window_->findChild<QDockWidget*>("compare");
+  compare->hide();
+  QTest::keyClick(editor, Qt::Key_D, Qt::ControlModifier);
+  QVERIFY(compare->isVisible());
+  QCOMPARE(window_->comparePane()->right()->text(), entry(1).code);
+  QCOMPARE(editor->text(), entry(1).code);  // the editor did not take the key for itself
+  QDockWidget* sessions = window_->findChild<QDockWidget*>("sessions");
+  QTest::keyClick(editor, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+  QVERIFY(sessions->isVisible());
+  QVERIFY(window_->sessionsPane()->taskSearch()->hasFocus());
+  sessions->hide();
+}
+
 void WorkbenchTest::reopensTheSessionFromTheDatabase() {
   const qint64 session = window_->controller()->savedSessionId();
   QVERIFY(session > 0);
@@ -283,6 +291,23 @@ void WorkbenchTest::reopensTheSessionFromTheDatabase() {
            std::optional<int>(controller->workbench()->candidates()[0].key));
   sessions->verdictFilter()->setCurrentIndex(sessions->verdictFilter()->findData("cheating"));
   QTRY_COMPARE(sessions->table()->rowCount(), 0);
+  sessions->verdictFilter()->setCurrentIndex(0);
+  QTRY_COMPARE(sessions->table()->rowCount(), 1);
+
+  // Days are picked, both ends included, in UTC like the table.
+  const QDate today = QDateTime::currentDateTimeUtc().date();
+  QCOMPARE(sessions->sinceFilter()->text(), QString("from any date"));
+  sessions->sinceFilter()->setDate(today);
+  sessions->untilFilter()->setDate(today);
+  sessions->refresh();
+  QTRY_COMPARE(sessions->table()->rowCount(), 1);
+  sessions->untilFilter()->setDate(today.addDays(-1));
+  QTRY_COMPARE(sessions->table()->rowCount(), 0);
+  sessions->untilFilter()->setDate(sessions->untilFilter()->minimumDate());  // any again
+  sessions->sinceFilter()->setDate(today.addDays(1));
+  QTRY_COMPARE(sessions->table()->rowCount(), 0);
+  sessions->sinceFilter()->setDate(sessions->sinceFilter()->minimumDate());
+  QTRY_COMPARE(sessions->table()->rowCount(), 1);
 }
 
 void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
@@ -308,10 +333,109 @@ void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
   QCOMPARE(flags->currentItem(), item);
 }
 
-void WorkbenchTest::generatesWithTheSynthesizer() {
-  for (const auto& example : bundledExamples()) {
-    if (example.title == "row_softmax") window_->controller()->openExample(example);
+void WorkbenchTest::aNewDatabaseAppliesWithoutRestart() {
+  // Settings' database, changed while the app runs: the store reopens off the UI thread and what
+  // the window shows is kept in the new database as a session of its own.
+  WorkbenchController* controller = reopened_->controller();
+  const auto& shown = controller->workbench()->candidates();
+  const QString other = dir_.filePath("other.db");
+  QSignalSpy changed(controller, &WorkbenchController::databaseChanged);
+  controller->setDatabase(other);
+  QTRY_COMPARE(changed.size(), 1);
+  QCOMPARE(controller->store()->databasePath(), other);
+  QTRY_VERIFY(controller->savedSessionId() > 0);
+  SessionsPane* sessions = reopened_->sessionsPane();
+  sessions->taskSearch()->clear();
+  sessions->refresh();
+  // Only what was copied into the new one, once every candidate is in.
+  QTRY_VERIFY(sessions->table()->rowCount() == 1 &&
+              sessions->table()->item(0, 4)->text().toInt() == static_cast<int>(shown.size()));
+
+  MainWindow fresh(MainWindowOptions{other, nullptr});
+  fresh.controller()->reopenSession(controller->savedSessionId());
+  const auto& copied = fresh.controller()->workbench()->candidates();
+  QTRY_COMPARE(copied.size(), shown.size());
+  for (int row = 0; row < copied.size(); ++row) {
+    QCOMPARE(copied[row].code, shown[row].code);
+    QCOMPARE(copied[row].evaluation, shown[row].evaluation);
+    QCOMPARE(copied[row].parentKey.has_value(), shown[row].parentKey.has_value());
   }
+
+  // A database that cannot be opened is an error on the window, not a crash.
+  QSignalSpy errors(controller, &WorkbenchController::errorOccurred);
+  controller->setDatabase(database_ + "/not-a-folder.db");  // under a file
+  QTRY_VERIFY(errors.size() >= 1);
+  QVERIFY2(errors.first().first().toString().startsWith("Database: "),
+           qPrintable(errors.first().first().toString()));
+}
+
+void WorkbenchTest::aCrashingCandidateShowsAnErrorAndTheAppGoesOn() {
+  // A candidate that kills its own worker process (os.abort: the sandbox refuses os.kill): the
+  // evaluation says so, and the window stays responsive all along (a timer on the UI thread keeps
+  // ticking while the worker runs).
+  window_->candidatesPane()->view()->selectRow(0);
+  QString code = entry(0).code;
+  const QString body = "x = x.contiguous()";
+  QVERIFY(code.contains(body));
+  code.replace(body, "import os; os.abort()  # the worker dies by SIGABRT\n        " + body);
+  window_->candidatePane()->editor()->setText(code);
+  QElapsedTimer sinceTick;
+  qint64 longestGap = 0;
+  QTimer ticker;
+  connect(&ticker, &QTimer::timeout,
+          [&] { longestGap = std::max(longestGap, sinceTick.restart()); });
+  sinceTick.start();
+  ticker.start(20);
+  window_->verifyEditor();
+  const int row = static_cast<int>(window_->controller()->workbench()->candidates().size()) - 1;
+  QCOMPARE(entry(row).origin, QString("edit"));
+  QTRY_VERIFY_WITH_TIMEOUT(entry(row).evaluation.has_value(), kVerifyTimeoutMs);
+  ticker.stop();
+  const Evaluation& e = *entry(row).evaluation;
+  QVERIFY2(e.error.has_value(), qPrintable(verdictText(e)));
+  QVERIFY2(e.error->stage == "crash", e.error->stage.c_str());
+  QCOMPARE(verdictText(e), QString("error"));
+  QVERIFY2(window_->verificationPane()->bannerText().startsWith("ERROR"),
+           qPrintable(window_->verificationPane()->bannerText()));
+  QVERIFY2(window_->verificationPane()->timingText().contains("crash"),
+           qPrintable(window_->verificationPane()->timingText()));
+  QVERIFY2(longestGap < 2000, qPrintable(QString("the UI thread stalled %1 ms").arg(longestGap)));
+  // And it goes on: nothing runs, Verify is back, the other candidates are still there.
+  QVERIFY(!window_->controller()->verifying());
+  QVERIFY(window_->runBar()->verifyButton()->isEnabled());
+  window_->candidatesPane()->view()->selectRow(0);
+  QVERIFY(window_->verificationPane()->bannerText().startsWith("VERIFIED"));
+}
+
+void WorkbenchTest::theLayoutSurvivesARestart() {
+  // A window changed from the first-run layout (one dock closed, another opened), closed, and
+  // opened again: it comes back as it was left.
+  int verificationWidth = 0;
+  {
+    MainWindow first(MainWindowOptions{database_, nullptr});
+    first.resize(1500, 880);
+    first.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&first));
+    first.findChild<QDockWidget*>("generate")->hide();
+    first.findChild<QDockWidget*>("compare")->show();
+    QTest::qWait(0);
+    verificationWidth = first.findChild<QDockWidget*>("verification")->width();
+    first.close();  // saves the layout
+  }
+  MainWindow second(MainWindowOptions{database_, nullptr});
+  second.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&second));
+  QCOMPARE(second.size(), QSize(1500, 880));
+  QVERIFY(!second.findChild<QDockWidget*>("generate")->isVisible());
+  QVERIFY(second.findChild<QDockWidget*>("compare")->isVisible());
+  QTRY_COMPARE(second.findChild<QDockWidget*>("verification")->width(), verificationWidth);
+  second.findChild<QDockWidget*>("generate")->show();
+  second.findChild<QDockWidget*>("compare")->hide();
+  second.close();
+}
+
+void WorkbenchTest::generatesWithTheSynthesizer() {
+  window_->controller()->openExample(rowSoftmaxExample());
   QCOMPARE(window_->controller()->workbench()->reference().name, QString("row_softmax"));
   GenerationPane* pane = window_->generationPane();
   QCOMPARE(pane->modelBox()->currentData().toString(), QString("synth"));
@@ -324,9 +448,12 @@ void WorkbenchTest::generatesWithTheSynthesizer() {
   pane->backendBox()->selectBackend("interpret");
   // A run stopped at once: Generate is back, and whatever it still reports is dropped (the run
   // below would otherwise end with more than its two candidates).
-  QTest::mouseClick(pane->generateButton(), Qt::LeftButton);
+  // Through the keyboard this time: Ctrl+G generates, Shift+F5 stops (generation too).
+  window_->activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(window_.get()));
+  QTest::keyClick(window_.get(), Qt::Key_G, Qt::ControlModifier);
   QVERIFY(generator_.running());
-  QTest::mouseClick(pane->stopButton(), Qt::LeftButton);
+  QTest::keyClick(window_.get(), Qt::Key_F5, Qt::ShiftModifier);
   QVERIFY(!generator_.running());
   QVERIFY(pane->generateButton()->isEnabled());
   QVERIFY(pane->statusText().startsWith("Stopped"));
