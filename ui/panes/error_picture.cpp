@@ -4,8 +4,8 @@
 #include <QPixmap>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
-#include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
+#include <QtCharts/QHorizontalBarSeries>
 #include <QtCharts/QValueAxis>
 
 namespace crucible::ui {
@@ -31,7 +31,7 @@ ErrorPicture::ErrorPicture(QWidget* parent) : QWidget(parent) {
   stats_->setWordWrap(true);
   stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   histogram_ = new QChartView;
-  histogram_->setMinimumHeight(230);  // room for the slanted decade labels
+  histogram_->setMinimumHeight(280);  // a readable row per decade
   histogram_->setRenderHint(QPainter::Antialiasing);
   map_ = new QLabel;
   map_->setToolTip(
@@ -100,21 +100,23 @@ void ErrorPicture::setEvaluation(const Evaluation* evaluation) {
         labels << "1e" + QString::number(edges.empty() ? 0 : edges[i - 1].get<int>());
     }
     set->setColor(QColor(0xe3, 0x74, 0x00));
-    auto* series = new QBarSeries;
+    // Horizontal bars: one row per decade, smallest errors at the bottom, labels readable in a
+    // narrow pane.
+    auto* series = new QHorizontalBarSeries;
     series->append(set);
     chart->addSeries(series);
-    auto* x = new QBarCategoryAxis;
-    x->append(labels);
-    x->setLabelsAngle(-60);
-    auto* y = new QValueAxis;
-    y->setLabelFormat("%d");
+    auto* decades = new QBarCategoryAxis;
+    decades->append(labels);
+    auto* elements = new QValueAxis;
+    elements->setLabelFormat("%d");
+    elements->setTickCount(3);
     double most = 1;
     for (const auto& c : counts) most = std::max(most, c.get<double>());
-    y->setRange(0, most);
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
-    series->attachAxis(x);
-    series->attachAxis(y);
+    elements->setRange(0, most);
+    chart->addAxis(decades, Qt::AlignLeft);
+    chart->addAxis(elements, Qt::AlignBottom);
+    series->attachAxis(decades);
+    series->attachAxis(elements);
     chart->setTitle(tr("|actual − expected| per decade"));
   }
   if (t.contains("mismatch_map")) {

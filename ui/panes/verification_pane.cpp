@@ -59,6 +59,8 @@ VerificationPane::VerificationPane(WorkbenchController* controller, QWidget* par
   flags_->setColumnWidth(0, 70);
   flags_->setColumnWidth(1, 170);
   flags_->setColumnWidth(2, 40);
+  // Long messages are elided (their full text is the tooltip) rather than scrolled sideways.
+  flags_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   error_ = new ErrorPicture;
 
   auto* content = new QWidget;
