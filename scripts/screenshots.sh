@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the workbench's main states (verified, incorrect, compare, sessions, generated) under
-# Xvfb into docs/screenshots/ as small PNGs. Needs a configured build (scripts/setup.sh) and xvfb-run.
+# Xvfb into docs/screenshots/ as small PNGs, verified on the default backend (auto: opencl on a
+# machine without an NVIDIA GPU). Needs a configured build (scripts/setup.sh) and xvfb-run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -9,5 +10,8 @@ cmake --build --preset default --target crucible_screenshots
 # A worktree's .venv may be a symlink, which the worker's sandbox cannot follow.
 export CRUCIBLE_PYTHON="${CRUCIBLE_PYTHON:-$(readlink -f .venv)/bin/python}"
 export CRUCIBLE_RESOURCES_DIR="$root/resources"
+# Eager PyTorch on one thread: on a shared, loaded machine its thread pool's spinning made a
+# 32x200 softmax take milliseconds instead of microseconds, and the speedups meaningless.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 xvfb-run -a -s "-screen 0 1600x1000x24" build/bin/crucible_screenshots "$out"
 ls -l "$out"/*.png
