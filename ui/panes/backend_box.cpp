@@ -7,7 +7,9 @@ namespace crucible::ui {
 BackendBox::BackendBox(DeviceService* devices, QString defaultBackend, QWidget* parent)
     : QComboBox(parent), devices_(devices), defaultBackend_(std::move(defaultBackend)) {
   setToolTip(tr("Where the candidate's Triton kernels run"));
-  setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // Long device names show in full in the list, not as the box's minimum width.
+  setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  setMinimumContentsLength(18);
   fill();
   connect(devices_, &DeviceService::choicesChanged, this, &BackendBox::fill);
 }

@@ -11,6 +11,7 @@ namespace crucible::ui {
 CandidatePane::CandidatePane(WorkbenchController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
   title_ = new QLabel;
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // cut, not widening
   editor_ = new CodeEditor;
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);

@@ -15,6 +15,8 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
                                GenerationController* generator, QWidget* parent)
     : QWidget(parent), controller_(controller), generator_(generator) {
   model_ = new QComboBox;
+  model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // long URLs
+  model_->setMinimumContentsLength(16);
   addModel_ = new QToolButton;
   addModel_->setText(tr("Add…"));
   addModel_->setToolTip(tr("Add an embedded model: a Hugging Face folder or a .gguf file"));

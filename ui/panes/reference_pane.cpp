@@ -18,6 +18,7 @@ ReferencePane::ReferencePane(WorkbenchController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
   title_ = new QLabel(tr("No reference: File > Open, drop a file here, or pick an example"));
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long path is cut
   problem_ = new QLabel;
   problem_->setWordWrap(true);
   problem_->setStyleSheet("QLabel { background: #fdecea; color: #8a1c1c; padding: 4px; }");

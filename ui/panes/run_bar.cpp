@@ -26,6 +26,8 @@ RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget*
   progress_->setMaximumWidth(160);
   progress_->setFormat(QStringLiteral("%v/%m"));
   stage_ = new QLabel(tr("Ready"));
+  // Long stage messages are cut at the window's edge, not allowed to widen the window.
+  stage_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 2, 4, 2);
   layout->addWidget(new QLabel(tr("Backend:")));
