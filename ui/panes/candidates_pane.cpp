@@ -13,8 +13,12 @@ CandidatesPane::CandidatesPane(WorkbenchController* controller, QWidget* parent)
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::SingleSelection);
   view_->verticalHeader()->hide();
-  view_->horizontalHeader()->setStretchLastSection(true);
+  // Numbers and verdicts take the width they need; origin/model (the only free text) takes the
+  // rest, so in a narrow pane it is elided rather than the metrics being cut off at the right.
+  view_->horizontalHeader()->setStretchLastSection(false);
+  view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   view_->horizontalHeader()->setSectionResizeMode(CandidatesModel::Origin, QHeaderView::Stretch);
+  view_->setTextElideMode(Qt::ElideMiddle);
   view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
