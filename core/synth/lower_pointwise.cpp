@@ -39,11 +39,35 @@ std::optional<LoweredGroup> lowerPointwise(const OpGraph& g, const FusionGroup& 
   sig.addStrides(ops, rank);
   sig.constexprs({"BLOCK"});
 
+  const auto head = [&](std::ostringstream& k, const KernelSignature& s, const std::string& n) {
+    k << s.def(n);
+    k << kBody << "# " << nodeList(g, group) << ", one element per lane; outputs are contiguous.\n";
+    k << kBody << "offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n";
+    k << kBody << "mask = offs < n_elements\n";
+  };
+  const auto stores = [&](std::ostringstream& k) {
+    for (const auto& s : group.stores) {
+      k << kBody << "tl.store(out_" << s << " + offs, " << var(s) << ", mask=mask)\n";
+    }
+  };
   std::ostringstream k;
-  k << sig.def(name);
-  k << kBody << "# " << nodeList(g, group) << ", one element per lane; outputs are contiguous.\n";
-  k << kBody << "offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n";
-  k << kBody << "mask = offs < n_elements\n";
+  // When every operand is laid out like the output (the common case: same shape, contiguous),
+  // a second kernel addresses them by the flat index. Without the div/mod coordinates and the
+  // strided gathers its loads are unit-stride, which CPUs vectorise and GPUs coalesce for free.
+  const std::string dense = name + "_dense";
+  KernelSignature denseSig;
+  if (!ops.empty()) {
+    denseSig.addPointers(ops, group.stores, var);
+    denseSig.add("n_elements", "_n");
+    denseSig.constexprs({"BLOCK"});
+    head(k, denseSig, dense);
+    k << kBody << "# every operand is contiguous in the output's shape: flat addressing\n";
+    k << loadOperandsFlat(g, ops, "offs", "mask");
+    k << body;
+    stores(k);
+    k << "\n\n";
+  }
+  head(k, sig, name);
   std::vector<std::string> coords;
   if (!ops.empty()) {
     k << kBody << "# the element's coordinates in the output shape, to address broadcast and\n"
@@ -58,9 +82,7 @@ std::optional<LoweredGroup> lowerPointwise(const OpGraph& g, const FusionGroup& 
   }
   k << loadOperands(g, ops, coords, "mask");
   k << body;
-  for (const auto& s : group.stores) {
-    k << kBody << "tl.store(out_" << s << " + offs, " << var(s) << ", mask=mask)\n";
-  }
+  stores(k);
 
   std::ostringstream h;
   h << kHost << "# group " << index << ": " << nodeList(g, group) << " (pointwise, fused)\n";
@@ -69,8 +91,21 @@ std::optional<LoweredGroup> lowerPointwise(const OpGraph& g, const FusionGroup& 
   for (const auto& s : group.stores) h << allocate(g, s, host);
   h << kHost << "_n = _prod(" << dom << ")\n";
   h << bindOperands(ops);
-  h << kHost << name << "[(triton.cdiv(_n, " << t.block << "),)](" << join(sig.args, ", ")
-    << ", BLOCK=" << t.block << launchOptions(t) << ")\n";
+  const auto launch = [&](const std::string& indent, const std::string& n,
+                          const KernelSignature& s) {
+    h << indent << n << "[(triton.cdiv(_n, " << t.block << "),)](" << join(s.args, ", ")
+      << ", BLOCK=" << t.block << launchOptions(t) << ")\n";
+  };
+  if (ops.empty()) {
+    launch(kHost, name, sig);
+  } else {
+    std::vector<std::string> views;
+    for (const auto& o : ops) views.push_back("_" + o.arg + ".is_contiguous()");
+    h << kHost << "if " << join(views, " and ") << ":\n";
+    launch(std::string(kHost) + "    ", dense, denseSig);
+    h << kHost << "else:\n";
+    launch(std::string(kHost) + "    ", name, sig);
+  }
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " pointwise [" + nodeList(g, group) +
                           "]: one fused elementwise kernel, BLOCK=" + std::to_string(t.block) +

@@ -151,6 +151,14 @@ bool lowerEpilogue(const OpGraph& g, const FusionGroup& group, GroupState& st,
   return true;
 }
 
+namespace {
+std::string loadLine(const OpGraph& g, const KernelOperand& o, const std::string& offset,
+                     const std::string& mask) {
+  return std::string(kBody) + o.arg + " = tl.load(p_" + o.arg + " + " + offset + ", mask=" + mask +
+         ", other=0.0)" + widen(dtypeOf(g, o.value)) + "\n";
+}
+}  // namespace
+
 std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops,
                          const std::vector<std::string>& coords, const std::string& mask) {
   std::string lines;
@@ -158,9 +166,15 @@ std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops
     std::vector<std::string> terms;
     for (std::size_t d = 0; d < coords.size(); ++d)
       terms.push_back(coords[d] + " * " + o.arg + "_s" + std::to_string(d));
-    lines += std::string(kBody) + o.arg + " = tl.load(p_" + o.arg + " + " + join(terms, " + ") +
-             ", mask=" + mask + ", other=0.0)" + widen(dtypeOf(g, o.value)) + "\n";
+    lines += loadLine(g, o, join(terms, " + "), mask);
   }
+  return lines;
+}
+
+std::string loadOperandsFlat(const OpGraph& g, const std::vector<KernelOperand>& ops,
+                             const std::string& index, const std::string& mask) {
+  std::string lines;
+  for (const auto& o : ops) lines += loadLine(g, o, index, mask);
   return lines;
 }
 

@@ -95,6 +95,10 @@ bool lowerEpilogue(const OpGraph& g, const FusionGroup& group, GroupState& st,
 /// The kernel lines loading each operand at `coords` (one expression per domain dimension).
 std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops,
                          const std::vector<std::string>& coords, const std::string& mask);
+/// The kernel lines loading each operand at the flat `index`: for operands laid out like the
+/// output (contiguous, same shape), where no per-element coordinates are needed.
+std::string loadOperandsFlat(const OpGraph& g, const std::vector<KernelOperand>& ops,
+                             const std::string& index, const std::string& mask);
 /// The host lines binding `_<arg> = <view>` for each operand.
 std::string bindOperands(const std::vector<KernelOperand>& ops);
 /// ", num_warps=W[, num_stages=S]" for a launch.

@@ -343,6 +343,29 @@ TEST(SynthCodegen, OpenclBlocksAreSmallSoACpuDeviceRunsSeveralPrograms) {
   EXPECT_EQ(interp.candidates[0].label, "BLOCK=16384 warps=8");
 }
 
+TEST(SynthCodegen, ContiguousPointwiseOperandsTakeAFlatIndexedKernel) {
+  // relu(x) + y: both operands have the output's shape, so when both are contiguous the host
+  // launches a kernel that loads them at the flat index; otherwise the strided one.
+  json g = linearGraph();
+  g["inputs"] = {{{"name", "x"}, {"shape", {8, 16}}, {"dtype", "float32"}},
+                 {{"name", "y"}, {"shape", {8, 16}}, {"dtype", "float32"}}};
+  g["nodes"] = {node("relu", "relu", {"x"}, {8, 16}), node("add", "add", {"relu", "y"}, {8, 16})};
+  g["outputs"] = {"add"};
+  g["params"] = json::array();
+  g["alt_shapes"] = {{"x", {9, 16}}, {"y", {9, 16}}, {"relu", {9, 16}}, {"add", {9, 16}}};
+  SynthRequest request;
+  request.maxCandidates = 1;
+  request.backend = "opencl";
+  const SynthResult r = synthesizeFromTrace(g, source(), request, "ref.py");
+  ASSERT_EQ(r.candidates.size(), 1u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("_pointwise_dense(p_x0, p_x1,"), std::string::npos) << code;
+  EXPECT_NE(code.find("tl.load(p_x0 + offs, mask=mask"), std::string::npos) << code;
+  EXPECT_NE(code.find("if _x0.is_contiguous() and _x1.is_contiguous():"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("else:"), std::string::npos);
+}
+
 TEST(SynthCodegen, ADimensionThatIsNotAMultipleOfTheBatchIsUnsupported) {
   json g = linearGraph();
   g["alt_shapes"]["relu"] = {10, 32};
