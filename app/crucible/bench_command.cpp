@@ -60,6 +60,8 @@ const std::string kBenchUsage =
         "  --limit N                  only the first N tasks\n"
         "  --shrink F                 scale the tasks' size constants by F in (0, 1] so GPU-sized\n"
         "                             tasks run on a CPU; every output is marked as shrunk\n"
+        "  --scale F                  the same upwards, F in [1, 16]: CPU-sized tasks (the\n"
+        "                             bundled corpus) grown to sizes a GPU notices; marked too\n"
         "\n"
         "model:\n"
         "  --model synth|URL|PATH     as crucible generate (default synth)\n"
@@ -134,6 +136,13 @@ BenchOptions parse(const std::vector<std::string>& args) {
     } else if (a == "--shrink") {
       const double f = numberOption(args, i, 0);
       if (!(f > 0 && f <= 1)) throw BadInput("--shrink needs a factor in (0, 1]");
+      o.run.shrink = f;
+    } else if (a == "--scale") {
+      const double f = numberOption(args, i, 0);
+      if (!(f >= 1 && f <= bench::kMaxScale)) {
+        throw BadInput("--scale needs a factor in [1, " + formatNumber("%g", bench::kMaxScale) +
+                       "] (--shrink makes tasks smaller)");
+      }
       o.run.shrink = f;
     } else if (a == "--report") {
       o.report = optionValue(args, i);
@@ -270,7 +279,8 @@ std::vector<std::string> writePlots(const fs::path& out, const bench::BenchRepor
                                     std::string& note) {
   std::vector<std::string> files;
 #ifdef CRUCIBLE_HAVE_PLOTS
-  const std::string suffix = report.settings.shrink ? " (shrunk tasks)" : "";
+  const std::string suffix =
+      report.settings.shrink ? " (" + bench::scaleWord(*report.settings.shrink) + " tasks)" : "";
   const auto bins = bench::speedupHistogram(bench::correctSpeedups(report.tasks));
   std::string error =
       plot::writeSpeedupHistogram(bins, "Speedup of correct kernels over eager PyTorch" + suffix,
@@ -316,7 +326,7 @@ void writeReport(const fs::path& out, const bench::BenchReport& report, std::ost
 }
 
 void printSummary(std::ostream& out, const std::vector<TaskResult>& tasks, const bench::Metrics& m,
-                  bool shrunk) {
+                  const std::optional<double>& scale) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : tasks) {
     const bench::SampleResult* k = t.kept();
@@ -328,9 +338,12 @@ void printSummary(std::ostream& out, const std::vector<TaskResult>& tasks, const
   printTable(out, {"TASK", "VERDICT", "SPEEDUP", "VS COMPILE", "SAMPLES", "NOTE"}, rows,
              {false, false, true, true, true, false});
   out << "\n"
-      << (shrunk ? "SHRUNK tasks: speedups are those of the shrunk sizes\n" : "") << "tasks "
-      << m.tasks << ", correct " << m.correct << " (" << formatNumber("%.1f", 100 * m.correctRate)
-      << "%), geometric-mean speedup " << speedupText(m.geomeanSpeedup) << "\n";
+      << (scale ? "RESCALED tasks (size constants " + bench::scaleWord(*scale) + " by " +
+                      formatNumber("%g", *scale) + "): speedups are those of the new sizes\n"
+                : "")
+      << "tasks " << m.tasks << ", correct " << m.correct << " ("
+      << formatNumber("%.1f", 100 * m.correctRate) << "%), geometric-mean speedup "
+      << speedupText(m.geomeanSpeedup) << "\n";
   std::string fast = "fast_p:", compile = "vs torch.compile:";
   for (const auto& [p, v] : m.fastP) fast += " " + p + "=" + formatNumber("%.3f", v);
   out << fast << "\n";
@@ -370,7 +383,7 @@ int runCompare(const BenchOptions& o, std::ostream& out, std::ostream& err) {
       j["shrunk"] = false;
       out << dumpJson(j);
     } else {
-      printSummary(out, tasks, m, false);
+      printSummary(out, tasks, m, std::nullopt);
     }
     return 0;
   } catch (const bench::EvalResultsError& e) {
@@ -460,7 +473,10 @@ int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostre
   err << "crucible bench: " << tasks.size() << " task(s) from " << o.dir << ", model "
       << o.generator.model << ", backend " << settings.backend << ", " << o.run.request.n
       << " sample(s) each, " << o.run.jobs << " at a time"
-      << (o.run.shrink ? ", SHRUNK by " + formatNumber("%g", *o.run.shrink) : "") << "\n";
+      << (o.run.shrink ? ", size constants " + bench::scaleWord(*o.run.shrink) + " by " +
+                             formatNumber("%g", *o.run.shrink)
+                       : "")
+      << "\n";
 
   watchForInterrupt();
   std::mutex probeLock;
@@ -513,7 +529,7 @@ int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (o.json) {
     out << dumpJson(bench::toJson(report));
   } else {
-    printSummary(out, report.tasks, report.metrics, settings.shrink.has_value());
+    printSummary(out, report.tasks, report.metrics, settings.shrink);
   }
   if (run.interrupted) {
     err << "crucible bench: interrupted; " << report.tasks.size() << " of " << tasks.size()

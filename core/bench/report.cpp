@@ -41,7 +41,7 @@ std::string speedupText(const std::optional<double>& speedup) {
 json toJson(const BenchReport& r) {
   json j = r.metrics;
   j["tasks"] = r.tasks;
-  j["shrunk"] = r.settings.shrink.has_value();
+  j["shrunk"] = r.settings.shrink.has_value();  // any rescale: the tasks' own sizes did not run
   j["shrink"] = r.settings.shrink ? json(*r.settings.shrink) : json(nullptr);
   j["settings"] = r.settings;
   j["tasks_planned"] = r.tasksPlanned;
@@ -60,9 +60,11 @@ std::string markdownReport(const BenchReport& r, const std::vector<std::string>&
   std::ostringstream md;
   md << "# Crucible benchmark: " << cell(s.taskDir) << "\n\n";
   if (s.shrink) {
-    md << "> **Shrunk tasks** (`--shrink " << format("%g", *s.shrink)
-       << "`): size constants were scaled down to run on this device. Speedups are those of "
-          "the shrunk sizes and are not comparable with runs of the original tasks.\n\n";
+    const bool grown = *s.shrink > 1;
+    md << (grown ? "> **Scaled-up tasks** (`--scale " : "> **Shrunk tasks** (`--shrink ")
+       << format("%g", *s.shrink) << "`): size constants were scaled " << (grown ? "up" : "down")
+       << " to suit this device. Speedups are those of the rescaled sizes and are not "
+          "comparable with runs of the original tasks.\n\n";
   }
   if (r.interrupted) {
     md << "> **Interrupted**: " << r.tasks.size() << " of " << r.tasksPlanned

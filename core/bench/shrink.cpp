@@ -37,13 +37,20 @@ long long shrinkSize(long long value, double factor) {
   long long step = 1;  // the largest power of two dividing value, not above the scaled value
   while (value % (step * 2) == 0 && static_cast<double>(step * 2) <= scaled) step *= 2;
   const long long rounded = std::llround(scaled / static_cast<double>(step)) * step;
+  if (factor > 1) return std::max(rounded, value);
   return std::clamp(rounded, std::min<long long>(step, value), value);
 }
 
+std::string scaleWord(double factor) {
+  return factor > 1 ? "scaled up" : "shrunk";
+}
+
 ShrinkResult shrinkSource(const std::string& source, double factor) {
-  if (!(factor > 0 && factor <= 1)) {
-    throw std::invalid_argument("--shrink needs a factor in (0, 1], not " + formatFactor(factor));
+  if (!(factor > 0 && factor <= kMaxScale)) {
+    throw std::invalid_argument("a size factor must be in (0, " + formatFactor(kMaxScale) +
+                                "], not " + formatFactor(factor));
   }
+  const bool grow = factor > 1;
   // name = 123   |   name = (1, 2, 3)   , optionally followed by a comment
   static const std::regex assignment(
       R"(^([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*)(\d+|\(\s*\d+(?:\s*,\s*\d+)*\s*,?\s*\))(\s*(?:#.*)?)$)");
@@ -67,14 +74,15 @@ ShrinkResult shrinkSource(const std::string& source, double factor) {
       scaled.append(from, value.cend());
       if (scaled != value) {
         result.changed.push_back({m[1].str(), number, value, scaled});
-        line = m[1].str() + m[2].str() + scaled + m[4].str() + "  # shrunk from " + value;
+        line = m[1].str() + m[2].str() + scaled + m[4].str() +
+               (grow ? "  # scaled from " : "  # shrunk from ") + value;
       }
     }
     body += line + "\n";
   }
   if (!source.empty() && source.back() != '\n' && !body.empty()) body.pop_back();
-  result.source = "# crucible bench --shrink " + formatFactor(factor) + ": " +
-                  std::to_string(result.changed.size()) +
+  result.source = std::string("# crucible bench ") + (grow ? "--scale " : "--shrink ") +
+                  formatFactor(factor) + ": " + std::to_string(result.changed.size()) +
                   " size constants scaled; times are not those of the original sizes\n" + body;
   return result;
 }

@@ -2,6 +2,8 @@
 // --shrink F: GPU-sized tasks (KernelBench's own shapes) made small enough for a CPU by scaling
 // their module-level size constants, so a laptop can run a GPU benchmark's tasks; every output of
 // such a run says it was shrunk, because its times say nothing about the original sizes.
+// --scale F (F > 1) is the same rewrite the other way: the bundled corpus is sized for a 2-core
+// CPU, where a GPU only measures launch overhead, so a GPU run grows it to sizes a GPU notices.
 //
 // A size constant is a top-level `name = <integer>` or `name = (<integers>)` line (KernelBench
 // sets every shape that way: `batch_size = 16`, `dim = 16384`, `x0_shape = (8, 64)`). Each
@@ -29,9 +31,15 @@ struct ShrinkResult {
   std::vector<ShrunkConstant> changed;
 };
 
-/// Scales `source`'s size constants by `factor`, in (0, 1]; throws std::invalid_argument
+/// The largest factor --scale takes: 16 makes a 4-D CPU-sized tensor 65536 times larger.
+constexpr double kMaxScale = 16;
+
+/// Scales `source`'s size constants by `factor`, in (0, kMaxScale]; throws std::invalid_argument
 /// otherwise.
 ShrinkResult shrinkSource(const std::string& source, double factor);
+
+/// How outputs name a rescaled run: "shrunk" below 1, "scaled up" above.
+std::string scaleWord(double factor);
 
 /// One integer scaled as described above (exposed for tests).
 long long shrinkSize(long long value, double factor);

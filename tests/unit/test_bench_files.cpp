@@ -58,7 +58,24 @@ TEST(BenchShrink, OnlyTopLevelSizeConstantsChange) {
   EXPECT_NE(r.source.find("\n    size = 1024\n"), std::string::npos);
   EXPECT_EQ(r.changed[0], (ShrunkConstant{"batch_size", 2, "16", "4"}));
   EXPECT_THROW(shrinkSource(source, 0), std::invalid_argument);
-  EXPECT_THROW(shrinkSource(source, 1.5), std::invalid_argument);
+  EXPECT_THROW(shrinkSource(source, kMaxScale * 2), std::invalid_argument);
+}
+
+TEST(BenchShrink, ScalingUpGrowsTheSameConstantsAndSaysSo) {
+  EXPECT_EQ(shrinkSize(16, 4), 64);
+  EXPECT_EQ(shrinkSize(100, 2.5), 252);  // 250, kept a multiple of 4
+  EXPECT_EQ(shrinkSize(8, 4), 8);        // small values (kernel sizes, counts) stay
+  EXPECT_EQ(shrinkSize(1000, 1.01), 1008);  // 1010, kept a multiple of 8
+  const ShrinkResult r =
+      shrinkSource("batch_size = 16\nkernel_size = 32\nx0_shape = (64, 128)\n", 2);
+  EXPECT_EQ(r.changed.size(), 2u);
+  EXPECT_NE(r.source.find("# crucible bench --scale 2: 2 size constants scaled"),
+            std::string::npos);
+  EXPECT_NE(r.source.find("\nbatch_size = 32  # scaled from 16\n"), std::string::npos);
+  EXPECT_NE(r.source.find("\nkernel_size = 32\n"), std::string::npos);
+  EXPECT_NE(r.source.find("\nx0_shape = (128, 256)  # scaled from (64, 128)\n"), std::string::npos);
+  EXPECT_EQ(scaleWord(2), "scaled up");
+  EXPECT_EQ(scaleWord(0.5), "shrunk");
 }
 
 void write(const fs::path& path, const std::string& text) {
