@@ -312,13 +312,18 @@ NodeP Codegen::numPrograms(int axis) {
 std::vector<std::string> Codegen::openLoops(const Shape& shape) {
   std::vector<std::string> idx;
   std::string base = fresh("i");
-  for (size_t d = 0; d < shape.size(); ++d) {
-    std::string v = base + "_" + std::to_string(d);
-    line() << "for (int " << v << " = 0; " << v << " < " << shape[d] << "; ++" << v << ") {\n";
-    ++indent_;
-    idx.push_back(v);
-  }
+  for (size_t d = 0; d < shape.size(); ++d) idx.push_back(base + "_" + std::to_string(d));
+  openLoopsNamed(shape, idx, shape.size());
   return idx;
+}
+
+void Codegen::openLoopsNamed(const Shape& shape, const std::vector<std::string>& idx,
+                             size_t count) {
+  for (size_t d = 0; d < count; ++d) {
+    line() << "for (int " << idx[d] << " = 0; " << idx[d] << " < " << shape[d] << "; ++" << idx[d]
+           << ") {\n";
+    ++indent_;
+  }
 }
 
 void Codegen::closeLoops(size_t n) {
@@ -376,9 +381,11 @@ NodeP Codegen::materialize(const NodeP& n, bool force) {
   } else {
     std::string v = fresh("t");
     line() << ct << " " << v << "[" << numel(n->type.shape) << "];\n";
-    auto idx = openLoops(n->type.shape);
-    line() << v << "[" << linear(n->type.shape, idx) << "] = " << expr(n, idx) << ";\n";
-    closeLoops(idx.size());
+    if (!fillVector(v, n)) {
+      auto idx = openLoops(n->type.shape);
+      line() << v << "[" << linear(n->type.shape, idx) << "] = " << expr(n, idx) << ";\n";
+      closeLoops(idx.size());
+    }
     r = makeNode(Op::Array, n->type, {}, v);
   }
   const_cast<Node&>(*r).ptrRoot = n->ptrRoot;
@@ -394,13 +401,21 @@ void Codegen::assign(const NodeP& dst, const NodeP& value) {
     line() << dst->name << " = " << expr(value, {}) << ";\n";
     return;
   }
+  if (value->type.shape == dst->type.shape && fillVector(dst->name, value)) return;
   auto idx = openLoops(dst->type.shape);
   line() << dst->name << "[" << linear(dst->type.shape, idx) << "] = " << expr(value, idx) << ";\n";
   closeLoops(idx.size());
 }
 
 void Codegen::store(const NodeP& ptr, const NodeP& value, const NodeP& mask, int line) {
+  if (storeVector(ptr, value, mask, line)) return;
   auto idx = openLoops(ptr->type.shape);
+  storeElement(ptr, value, mask, idx, line);
+  closeLoops(idx.size());
+}
+
+void Codegen::storeElement(const NodeP& ptr, const NodeP& value, const NodeP& mask,
+                           const std::vector<std::string>& idx, int line) {
   std::string p = expr(ptr, idx), v = expr(value, idx);
   if (checked_ && value->hasLoad) {
     // The loads the value reads happen before the store (Triton loads every lane first), so
@@ -429,7 +444,6 @@ void Codegen::store(const NodeP& ptr, const NodeP& value, const NodeP& mask, int
     this->line() << "if (" << cond << ") " << st << ";\n";
   else
     this->line() << st << ";\n";
-  closeLoops(idx.size());
 }
 
 NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
@@ -493,8 +507,6 @@ NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
     return makeNode(outOp, outType, {}, r);
   }
 
-  auto idx = openLoops(outShape);
-  std::string acc = fresh("acc"), k = fresh("k");
   // Along the last axis: kLanes interleaved partial results (lane l takes elements l, l+16,
   // ...) combined pairwise at the end, so the loop over lanes vectorizes (a sequential float
   // chain cannot be reordered by the OpenCL compiler). Triton reduces in a tree too; the
@@ -503,6 +515,9 @@ NodeP Codegen::reduce(const std::string& kind, const NodeP& in, int axis) {
   constexpr int64_t kLanes = 16;
   bool lanes = len % kLanes == 0 && len >= 2 * kLanes &&
                (kind != "sum" || t == DType::FP32 || t == DType::FP64 || !isFloat(t));
+  if (lanes && reduceVector(kind, in, r, init)) return makeNode(outOp, outType, {}, r);
+  auto idx = openLoops(outShape);
+  std::string acc = fresh("acc"), k = fresh("k");
   if (lanes) {
     std::string part = fresh("part"), l = fresh("l");
     line() << ct << " " << part << "[" << kLanes << "];\n";
@@ -888,6 +903,25 @@ std::string Codegen::unary(const Node& n, const std::string& a) const {
   return roundTo(t, o + "(" + a + ")");
 }
 
+std::vector<std::string> Codegen::viewIndex(const Node& n,
+                                            const std::vector<std::string>& idx) const {
+  std::vector<std::string> sub;
+  if (n.op == Op::Broadcast) {
+    const Shape& s = n.ops[0]->type.shape;
+    size_t k = n.type.shape.size() - s.size();
+    for (size_t d = 0; d < s.size(); ++d) sub.push_back(s[d] == 1 ? "0" : idx[d + k]);
+  } else if (n.op == Op::Transpose) {
+    sub.resize(idx.size());
+    for (size_t d = 0; d < idx.size(); ++d) sub[n.perm[d]] = idx[d];
+  } else if (n.op == Op::Reshape) {
+    sub = reshapeIndex(n.ops[0]->type.shape, n.type.shape, idx);
+  } else {  // ExpandDims
+    sub = idx;
+    sub.erase(sub.begin() + n.axis);
+  }
+  return sub;
+}
+
 std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) {
   if (!subst_.empty())
     if (auto it = subst_.find(np.get()); it != subst_.end())
@@ -907,25 +941,11 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
       return n.name + "[" + linear(n.type.shape, idx) + "]";
     case Op::Arange:
       return "(" + idx[0] + " + " + std::to_string(n.ival) + ")";
-    case Op::Broadcast: {
-      const Shape& s = n.ops[0]->type.shape;
-      size_t k = n.type.shape.size() - s.size();
-      std::vector<std::string> sub;
-      for (size_t d = 0; d < s.size(); ++d) sub.push_back(s[d] == 1 ? "0" : idx[d + k]);
-      return expr(n.ops[0], sub);
-    }
-    case Op::Transpose: {
-      std::vector<std::string> sub(idx.size());
-      for (size_t d = 0; d < idx.size(); ++d) sub[n.perm[d]] = idx[d];
-      return expr(n.ops[0], sub);
-    }
+    case Op::Broadcast:
+    case Op::Transpose:
     case Op::Reshape:
-      return expr(n.ops[0], reshapeIndex(n.ops[0]->type.shape, n.type.shape, idx));
-    case Op::ExpandDims: {
-      auto sub = idx;
-      sub.erase(sub.begin() + n.axis);
-      return expr(n.ops[0], sub);
-    }
+    case Op::ExpandDims:
+      return expr(n.ops[0], viewIndex(n, idx));
     case Op::Binary:
       return binary(n, expr(n.ops[0], idx), expr(n.ops[1], idx));
     case Op::Unary:
@@ -999,6 +1019,7 @@ std::string Codegen::source() const {
   std::ostringstream s;
   s << kPrelude;
   if (checked_) s << kCheckedPrelude;
+  if (vectorHelpers_) s << vectorPrelude();
   for (const auto& h : helpers_) s << h;
   s << "\n__kernel void " << kernelName_ << "(";
   for (size_t i = 0; i < params_.size(); ++i) {

@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -62,6 +64,8 @@ class Codegen {
   /// Opens loops over `shape`; returns the index variables. closeLoops closes them.
   std::vector<std::string> openLoops(const Shape& shape);
   void closeLoops(size_t n);
+  /// Opens loops over the first `count` dims of `shape` with the index names `idx`.
+  void openLoopsNamed(const Shape& shape, const std::vector<std::string>& idx, size_t count);
   /// sum / max / min over `axis` of `in` (compute dtype = in's dtype), keep_dims false.
   NodeP reduce(const std::string& kind, const NodeP& in, int axis);
   /// tl.cumsum along `axis` (sequential, rounding to in's dtype after every addition).
@@ -110,6 +114,9 @@ class Codegen {
   /// The index into a block of shape `from` of element `idx` of its reshape to `to`.
   std::vector<std::string> reshapeIndex(const Shape& from, const Shape& to,
                                         const std::vector<std::string>& idx) const;
+  /// The index into a view's operand (broadcast, transpose, reshape, expand_dims) of its
+  /// element `idx`.
+  std::vector<std::string> viewIndex(const Node& n, const std::vector<std::string>& idx) const;
   std::string binary(const Node& n, const std::string& a, const std::string& b) const;
   std::string unary(const Node& n, const std::string& a) const;
   std::string roundTo(DType t, const std::string& e) const;
@@ -121,6 +128,46 @@ class Codegen {
   /// in its argument's storage, recording the first access that does not.
   std::string boundsCheck(const NodeP& n, const std::string& ptr, int line, int access);
   std::string atomicHelper(const std::string& op, DType t);
+  /// One element of tl.store at `idx` (scalar code: masked store, checked mode's test).
+  void storeElement(const NodeP& ptr, const NodeP& value, const NodeP& mask,
+                    const std::vector<std::string>& idx, int line);
+
+  // Vector code over a block's last dim (codegen_vector.cpp; docs/TCL.md, "Vector code"): the
+  // last dim runs in chunks of kVectorWidth lanes as OpenCL vectors. `laneVar_` names the
+  // chunk's first index while an expression is built; a chunk whose masks are not all true
+  // runs the scalar code instead. Each returns false, having emitted nothing, when the
+  // statement cannot be vectorised (the caller then emits scalar loops).
+  struct VExpr {
+    std::string code;
+    bool uniform;  // the same for every lane: `code` is scalar C
+  };
+  std::optional<VExpr> vexpr(const NodeP& n, const std::vector<std::string>& idx,
+                             std::vector<std::string>& conds);
+  /// How `n` (integers or pointers) changes from one lane to the next, if it is affine.
+  std::optional<int64_t> laneStride(const NodeP& n, const std::vector<std::string>& idx);
+  /// Appends C conditions that together mean "mask is true in every lane of the chunk".
+  bool maskConds(const NodeP& mask, const std::vector<std::string>& idx,
+                 std::vector<std::string>& conds);
+  /// Builds `value`'s vector code and the chunk's conditions (`mask`'s, the store's, first).
+  std::optional<VExpr> vectorize(const NodeP& value, const NodeP& mask,
+                                 const std::vector<std::string>& idx,
+                                 std::vector<std::string>& conds);
+  std::string provenKey(const NodeP& n, const std::vector<std::string>& idx) const;
+  int lanePosition(const std::vector<std::string>& idx) const;
+  std::vector<std::string> laneIndex(const Shape& shape);  // fresh names, laneVar_ last
+  /// `for (kv = 0; kv < L; kv += W) { if (conds) fast else { per lane: slow(idx) } }` inside
+  /// loops over the leading dims.
+  void vectorLoop(const Shape& shape, const std::vector<std::string>& idx,
+                  const std::vector<std::string>& conds, const std::function<void()>& fast,
+                  const std::function<void(const std::vector<std::string>&)>& slow);
+  bool storeVector(const NodeP& ptr, const NodeP& value, const NodeP& mask, int line);
+  bool fillVector(const std::string& dst, const NodeP& value);
+  bool reduceVector(const std::string& kind, const NodeP& in, const std::string& out,
+                    const std::string& init);
+  static const char* vectorPrelude();  // helpers the vector code calls
+  std::string laneVar_;
+  std::set<std::string> proven_;  // masks the chunk's conditions prove true in every lane
+  bool vectorHelpers_ = false;
 
   std::string kernelName_;
   std::vector<Param> params_;

@@ -1,6 +1,8 @@
 // The Triton-to-OpenCL compiler through its C interface: JSON syntax trees (as the shim dumps
 // Python's ast) in, OpenCL C built and run on PoCL over real host buffers, results checked.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -295,6 +297,211 @@ TEST(TclCompiler, CheckedModeReportsTheFirstOutOfBoundsAccessInsteadOfTouchingIt
   // in bounds: a plain success
   args[3] = I32(n);
   EXPECT_EQ(tcl_launch(k.k, grid, args.data(), args.size(), err, sizeof err), 0) << err;
+}
+
+// ---- vector code over a block's last dim (docs/TCL.md, "Vector code") ----
+
+// `n` elements of T whose last one ends where an inaccessible page begins: reading or writing
+// past them faults. The storage starts 128-byte aligned (PoCL's alignment for host pointers);
+// the tensor's data sits at a byte offset into it.
+template <class T>
+struct Guarded {
+  size_t n, page, mapped;
+  char* map;
+  explicit Guarded(size_t count) : n(count), page(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
+    const size_t bytes = (n * sizeof(T) + 127) / 128 * 128;
+    mapped = (bytes + page - 1) / page * page + page;
+    map = static_cast<char*>(
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mprotect(map + mapped - page, page, PROT_NONE);
+  }
+  ~Guarded() { munmap(map, mapped); }
+  char* storage() const { return map + mapped - page - (n * sizeof(T) + 127) / 128 * 128; }
+  T* data() const { return reinterpret_cast<T*>(map + mapped - page) - n; }
+  T& operator[](size_t i) { return data()[i]; }
+  TclArg arg() const {
+    TclArg a{};
+    a.kind = TCL_ARG_PTR;
+    a.base = reinterpret_cast<uint64_t>(storage());
+    a.nbytes = static_cast<uint64_t>(map + mapped - page - storage());
+    a.offset = static_cast<uint64_t>(reinterpret_cast<char*>(data()) - storage());
+    return a;
+  }
+};
+
+// The chunks of 16 lanes of a masked tail: 100 elements in blocks of 64, so the second
+// program has two full chunks, one with 4 live lanes and one with none. Loads and stores of the
+// lanes past n would fault; the values match the scalar semantics exactly.
+TEST(TclCompiler, VectorCodeNeverTouchesMaskedLanes) {
+  Kernel k(Spec("add", vectorAddBody(), addArgs("fp32", 64)));
+  ASSERT_TRUE(k.k) << k.error;
+  const std::string src = tcl_kernel_source(k.k);
+  EXPECT_NE(src.find("vload16("), std::string::npos) << src;
+  EXPECT_NE(src.find("vstore16("), std::string::npos) << src;
+  const int n = 100;
+  Guarded<float> a(n), b(n), o(n);
+  for (int i = 0; i < n; ++i) a[i] = i * 0.25f, b[i] = 3.f - i, o[i] = -7.f;
+  k.launch({a.arg(), b.arg(), o.arg(), I32(n)}, 2);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(o[i], a[i] + b[i]) << i;
+  // A block of exactly one chunk (16) and one below the vector width (8, scalar code).
+  for (int block : {16, 8}) {
+    Kernel kb(Spec("add", vectorAddBody(), addArgs("fp32", block)));
+    ASSERT_TRUE(kb.k) << kb.error;
+    EXPECT_EQ(std::string(tcl_kernel_source(kb.k)).find("vload16(") != std::string::npos,
+              block == 16);
+    for (int i = 0; i < n; ++i) o[i] = -7.f;
+    kb.launch({a.arg(), b.arg(), o.arg(), I32(n - 3)}, (n + block - 1) / block);
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(o[i], i < n - 3 ? a[i] + b[i] : -7.f) << block << " " << i;
+  }
+}
+
+// fp16 and bf16 in full chunks: loaded as half/ushort vectors, added in float, rounded to the
+// storage type after the operation and stored (round to nearest even, NaN kept quiet).
+TEST(TclCompiler, VectorCodeRoundsFp16AndBf16LikeTheScalarCode) {
+  for (const char* dtype : {"fp16", "bf16"}) {
+    Kernel k(Spec("add", vectorAddBody(), addArgs(dtype, 32)));
+    ASSERT_TRUE(k.k) << k.error;
+    const bool half = std::string(dtype) == "fp16";
+    EXPECT_NE(
+        std::string(tcl_kernel_source(k.k)).find(half ? "vload_half16(" : "tcl_bf16_to_f32x16("),
+        std::string::npos);
+    // fp16: 1 + 2^-11 -> 1 (tie to even), 2 + 3 = 5. bf16: 1 + 2^-9 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6
+    // (tie to even), NaN + 1 -> quiet NaN.
+    const uint16_t one = half ? 0x3C00 : 0x3F80;
+    const std::vector<uint16_t> av = {one, half ? uint16_t(0x4000) : one,
+                                      half ? one : uint16_t(0x7FC0)};
+    const std::vector<uint16_t> bv = {half ? uint16_t(0x1000) : uint16_t(0x3B00),
+                                      half ? uint16_t(0x4200) : uint16_t(0x3C40), one};
+    const std::vector<uint16_t> want = {one, half ? uint16_t(0x4500) : uint16_t(0x3F82),
+                                        half ? uint16_t(0x4000) : uint16_t(0x7FC0)};
+    for (int n : {32, 29}) {  // every lane live, and a masked tail (scalar code for that chunk)
+      std::vector<uint16_t> a(32), b(32), o(32, 0xFFFF);
+      for (int i = 0; i < 32; ++i) a[i] = av[i % 3], b[i] = bv[i % 3];
+      k.launch({Ptr(a), Ptr(b), Ptr(o), I32(n)}, 1);
+      for (int i = 0; i < 32; ++i)
+        ASSERT_EQ(o[i], i < n ? want[i % 3] : 0xFFFF) << dtype << " n=" << n << " i=" << i;
+    }
+  }
+}
+
+// tl.max and tl.sum along a row: the vector code keeps 16 interleaved partial results and
+// combines them pairwise (lanes l and l + 8, then + 4, + 2, + 1), as the scalar lanes code does,
+// so the results are bit-identical to that order; max ignores NaN (fmax), as before.
+TEST(TclCompiler, VectorReductionsKeepTheLaneOrderAndIgnoreNaNInMax) {
+  g_line = 2;
+  std::vector<json> b;
+  b.push_back(Assign("row", Call(Tl("program_id"), {}, {{"axis", I(0)}})));
+  b.push_back(Assign("offs", Call(Tl("arange"), {I(0), I(64)})));
+  b.push_back(Assign("mask", Cmp("Lt", N("offs"), N("n"))));
+  b.push_back(Assign(
+      "x", Call(Tl("load"),
+                {Bin("Add", N("x_ptr"), Bin("Add", Bin("Mult", N("row"), N("n")), N("offs")))},
+                {{"mask", N("mask")}, {"other", F(0)}})));
+  b.push_back(Expr(Call(Tl("store"), {Bin("Add", N("o_ptr"), Bin("Mult", N("row"), I(2))),
+                                      Call(Tl("max"), {N("x")}, {{"axis", I(0)}})})));
+  b.push_back(
+      Expr(Call(Tl("store"), {Bin("Add", Bin("Add", N("o_ptr"), Bin("Mult", N("row"), I(2))), I(1)),
+                              Call(Tl("sum"), {N("x")}, {{"axis", I(0)}})})));
+  json fn = Fn("k", {"x_ptr", "o_ptr", "n"}, b);
+  Kernel k(Spec("k", fn,
+                json::array({{{"kind", "ptr"}, {"dtype", "fp32"}},
+                             {{"kind", "ptr"}, {"dtype", "fp32"}},
+                             {{"kind", "i32"}}})));
+  ASSERT_TRUE(k.k) << k.error;
+  EXPECT_NE(std::string(tcl_kernel_source(k.k)).find("float16 vacc"), std::string::npos);
+  for (int n : {64, 50}) {
+    const int rows = 2;
+    Guarded<float> x(rows * n);
+    for (int i = 0; i < rows * n; ++i)
+      x[i] = std::ldexp(static_cast<float>((i * 37) % 101) - 50.f, (i % 9) - 4);
+    x[5] = NAN;
+    std::vector<float> o(2 * rows);
+    k.launch({x.arg(), Ptr(o), I32(n)}, rows);
+    for (int r = 0; r < rows; ++r) {
+      float mx[16], sm[16];
+      for (int l = 0; l < 16; ++l) mx[l] = -INFINITY, sm[l] = 0;
+      for (int c = 0; c < 64; c += 16)
+        for (int l = 0; l < 16; ++l) {
+          const float v = c + l < n ? x[r * n + c + l] : 0.f;
+          mx[l] = std::fmax(mx[l], v);
+          sm[l] = sm[l] + v;
+        }
+      for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) mx[l] = std::fmax(mx[l], mx[l + w]), sm[l] = sm[l] + sm[l + w];
+      EXPECT_EQ(o[2 * r], mx[0]) << "n=" << n << " row " << r;
+      if (r == 0)
+        EXPECT_TRUE(std::isnan(o[1])) << o[1];
+      else
+        EXPECT_EQ(o[2 * r + 1], sm[0]) << "n=" << n << " row " << r;
+    }
+  }
+}
+
+// The row softmax of the benchmark (max, exp materialised once, sum, normalised store) on a
+// 2-D grid of rows whose last chunk is partly masked, and a 2-D block [4, 32] whose rows and
+// columns are both masked (a lane-invariant row mask and an affine column mask).
+TEST(TclCompiler, VectorSoftmaxAndTwoDimensionalMasks) {
+  g_line = 2;
+  std::vector<json> b;
+  b.push_back(Assign("row", Call(Tl("program_id"), {}, {{"axis", I(0)}})));
+  b.push_back(Assign("offs", Call(Tl("arange"), {I(0), I(64)})));
+  b.push_back(Assign("p", Bin("Add", Bin("Mult", N("row"), N("n")), N("offs"))));
+  b.push_back(Assign("x", Call(Tl("load"), {Bin("Add", N("x_ptr"), N("p"))},
+                               {{"mask", Cmp("Lt", N("offs"), N("n"))}, {"other", F(-INFINITY)}})));
+  b.push_back(Assign("x", Bin("Sub", N("x"), Call(Tl("max"), {N("x")}, {{"axis", I(0)}}))));
+  b.push_back(Assign("e", Call(Tl("exp"), {N("x")})));
+  b.push_back(Assign("s", Call(Tl("sum"), {N("e")}, {{"axis", I(0)}})));
+  b.push_back(Expr(Call(Tl("store"), {Bin("Add", N("o_ptr"), N("p")), Bin("Div", N("e"), N("s"))},
+                        {{"mask", Cmp("Lt", N("offs"), N("n"))}})));
+  json fn = Fn("sm", {"x_ptr", "o_ptr", "n"}, b);
+  json ptrs = json::array({{{"kind", "ptr"}, {"dtype", "fp32"}},
+                           {{"kind", "ptr"}, {"dtype", "fp32"}},
+                           {{"kind", "i32"}}});
+  Kernel k(Spec("sm", fn, ptrs));
+  ASSERT_TRUE(k.k) << k.error;
+  EXPECT_NE(std::string(tcl_kernel_source(k.k)).find("exp((vload16("), std::string::npos)
+      << tcl_kernel_source(k.k);
+  for (int n : {64, 37}) {
+    const int rows = 3;
+    Guarded<float> x(rows * n), o(rows * n);
+    for (int i = 0; i < rows * n; ++i) x[i] = std::sin(i * 0.37f) * 4;
+    k.launch({x.arg(), o.arg(), I32(n)}, rows);
+    for (int r = 0; r < rows; ++r) {
+      double m = -INFINITY, sum = 0;
+      for (int c = 0; c < n; ++c) m = std::max(m, double(x[r * n + c]));
+      for (int c = 0; c < n; ++c) sum += std::exp(x[r * n + c] - m);
+      for (int c = 0; c < n; ++c)
+        ASSERT_NEAR(o[r * n + c], std::exp(x[r * n + c] - m) / sum, 1e-6)
+            << n << " " << r << " " << c;
+    }
+  }
+
+  g_line = 2;
+  std::vector<json> t;
+  t.push_back(Assign("r", Call(Tl("arange"), {I(0), I(4)})));
+  t.push_back(Assign("c", Call(Tl("arange"), {I(0), I(32)})));
+  t.push_back(Assign("off", Bin("Add", Bin("Mult", Sub(N("r"), {Colon(), NoneC()}), N("n")),
+                                Sub(N("c"), {NoneC(), Colon()}))));
+  t.push_back(Assign("mask", Bin("BitAnd", Cmp("Lt", Sub(N("r"), {Colon(), NoneC()}), N("m")),
+                                 Cmp("Lt", Sub(N("c"), {NoneC(), Colon()}), N("n")))));
+  t.push_back(Assign("v", Call(Tl("load"), {Bin("Add", N("x_ptr"), N("off"))},
+                               {{"mask", N("mask")}, {"other", F(0)}})));
+  t.push_back(Expr(Call(
+      Tl("store"), {Bin("Add", N("o_ptr"), N("off")), Bin("Add", Bin("Mult", N("v"), F(2)), F(1))},
+      {{"mask", N("mask")}})));
+  json fn2 = Fn("t", {"x_ptr", "o_ptr", "m", "n"}, t);
+  json args2 = ptrs;
+  args2.push_back({{"kind", "i32"}});
+  Kernel k2(Spec("t", fn2, args2));
+  ASSERT_TRUE(k2.k) << k2.error;
+  EXPECT_NE(std::string(tcl_kernel_source(k2.k)).find("vstore16("), std::string::npos);
+  for (auto [m, n] : {std::pair{4, 32}, std::pair{3, 20}}) {
+    Guarded<float> x(m * n), o(m * n);
+    for (int i = 0; i < m * n; ++i) x[i] = i, o[i] = -7.f;
+    k2.launch({x.arg(), o.arg(), I32(m), I32(n)}, 1);
+    for (int i = 0; i < m * n; ++i) ASSERT_EQ(o[i], x[i] * 2 + 1) << m << "x" << n << " " << i;
+  }
 }
 
 TEST(TclCompiler, ErrorsAreMessagesNotCrashes) {
