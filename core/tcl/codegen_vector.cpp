@@ -232,8 +232,8 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
     return "((" + vtype(t) + ")(" + v.code + "))";
   };
   const DType t = n.type.dtype;
-  if (n.type.pointer)
-    return lane < 0 && laneStride(np, idx) == std::optional<int64_t>(0) ? uniform() : std::nullopt;
+  if (n.type.pointer)  // a pointer value only as a lane-invariant scalar
+    return laneStride(np, idx) == std::optional<int64_t>(0) ? uniform() : std::nullopt;
   switch (n.op) {
     case Op::ConstInt:
     case Op::ConstFloat:
@@ -264,6 +264,7 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
       if (!vectorDType(ot)) return std::nullopt;
       const std::string A = widen(*a, ot), B = widen(*b, ot), &o = n.name;
       if (isComparison(o)) {
+        if (ot == DType::I1 && o != "==" && o != "!=") return std::nullopt;  // 0/-1, not 0/1
         std::string c = "(" + A + " " + o + " " + B + ")";
         return VExpr{bitWidth(ot) == 64 ? "convert_int16" + c : c, false};
       }
@@ -293,6 +294,7 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
       if (!vectorDType(ot)) return std::nullopt;
       const std::string A = a->code, &o = n.name;
       if (o == "not" || (o == "~" && ot == DType::I1)) return VExpr{"(~" + A + ")", false};
+      if (ot == DType::I1) return std::nullopt;
       if (o == "isnan" || o == "isinf" || o == "signbit")
         return isFloat(ot) ? std::optional<VExpr>(VExpr{o + "(" + A + ")", false}) : std::nullopt;
       if (!isFloat(t)) {
