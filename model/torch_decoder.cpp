@@ -2,11 +2,14 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
+#include "core/model/gguf.h"
 #include "core/model/model_error.h"
 #include "model/transformer.h"
 
@@ -22,13 +25,57 @@ at::Device parseDevice(const std::string& name) {
   throw ModelError("device '" + name + "' is not cpu, cuda or cuda:N");
 }
 
-at::ScalarType parseDtype(const std::string& name, const std::string& checkpoint,
-                          at::Device device) {
-  const std::string chosen = name == "auto" ? (device.is_cpu() ? "float32" : checkpoint) : name;
-  if (chosen == "float32") return at::kFloat;
-  if (chosen == "float16") return at::kHalf;
-  if (chosen == "bfloat16") return at::kBFloat16;
-  throw ModelError("dtype '" + name + "' is not auto, float32, float16 or bfloat16");
+// What a request's dtype means: the dtype the model computes in and the format of its linear
+// layers' weights.
+struct Precision {
+  at::ScalarType dtype = at::kFloat;
+  WeightFormat format = WeightFormat::Float;
+};
+
+// The weight-only format that keeps about what a quantised GGUF kept: int4 for 4-bit blocks (a
+// Q4_0/Q4_1 block, or a Q4_K sub-block, is one int4 group of 32), int8 for wider ones; nothing
+// for float files.
+std::optional<WeightFormat> ggufFormat(const ModelFolder& folder) {
+  if (!folder.gguf) return std::nullopt;
+  const auto& tensors = folder.gguf->tensors();
+  const auto q = tensors.find("blk.0.attn_q.weight");
+  if (q == tensors.end()) return std::nullopt;
+  switch (q->second.type) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+      return std::nullopt;
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q4_K:
+      return WeightFormat::Int4;
+    default:
+      return WeightFormat::Int8;
+  }
+}
+
+// auto: on the CPU, a quantised GGUF as int4/int8 weights (ggufFormat), anything else float32; on
+// CUDA the checkpoint's dtype.
+Precision parsePrecision(const std::string& name, const ModelFolder& folder, at::Device device) {
+  std::string chosen = name;
+  if (name == "auto") {
+    if (!device.is_cpu()) {
+      chosen = folder.config.dtype;
+    } else if (const auto format = ggufFormat(folder)) {
+      return {at::kFloat, *format};
+    } else {
+      chosen = "float32";
+    }
+  }
+  if (chosen == "float32") return {at::kFloat, WeightFormat::Float};
+  if (chosen == "float16") return {at::kHalf, WeightFormat::Float};
+  if (chosen == "bfloat16") return {at::kBFloat16, WeightFormat::Float};
+  if (chosen == "int8" || chosen == "int4") {
+    if (!device.is_cpu())
+      throw ModelError("dtype '" + chosen + "': weight-only quantisation runs on the CPU only");
+    return {at::kFloat, chosen == "int8" ? WeightFormat::Int8 : WeightFormat::Int4};
+  }
+  throw ModelError("dtype '" + name + "' is not auto, float32, float16, bfloat16, int8 or int4");
 }
 
 std::vector<float> toVector(const at::Tensor& t) {
@@ -38,12 +85,14 @@ std::vector<float> toVector(const at::Tensor& t) {
 
 class TorchDecoder final : public Decoder {
  public:
-  TorchDecoder(const ModelFolder& folder, at::Device device, at::ScalarType dtype)
-      : model_(folder.config, *makeWeightSource(folder), device, dtype) {}
+  TorchDecoder(const ModelFolder& folder, at::Device device, Precision precision)
+      : model_(folder.config, *makeWeightSource(folder), device, precision.dtype,
+               precision.format) {}
 
   std::int64_t vocabSize() const override { return model_.config().vocabSize; }
 
   std::vector<float> prefill(const std::vector<int>& ids, int rows) override {
+    const c10::InferenceMode inference;
     cache_ = KVCache{};
     const at::Tensor logits = model_.forward(tokens({ids}), cache_);
     for (std::size_t l = 0; l < cache_.keys.size(); ++l) {
@@ -60,6 +109,7 @@ class TorchDecoder final : public Decoder {
   }
 
   void keepRows(const std::vector<int>& rows) override {
+    const c10::InferenceMode inference;
     const at::Tensor index =
         at::tensor(std::vector<std::int64_t>(rows.begin(), rows.end()), at::kLong)
             .to(model_.device());
@@ -80,7 +130,8 @@ class TorchDecoder final : public Decoder {
   nlohmann::json describe() const override {
     return {{"backend", "libtorch"},
             {"device", model_.device().str()},
-            {"dtype", std::string(c10::toString(model_.dtype()))},
+            {"dtype", formatName(model_.format(), model_.dtype())},
+            {"compute_dtype", formatName(WeightFormat::Float, model_.dtype())},
             {"threads", at::get_num_threads()}};
   }
 
@@ -111,7 +162,7 @@ std::unique_ptr<Decoder> makeTorchDecoder(const ModelFolder& folder, const std::
                                           const std::string& dtype) {
   const at::Device dev = parseDevice(device);
   if (dev.is_cpu()) useAllCores();
-  return std::make_unique<TorchDecoder>(folder, dev, parseDtype(dtype, folder.config.dtype, dev));
+  return std::make_unique<TorchDecoder>(folder, dev, parsePrecision(dtype, folder, dev));
 }
 
 }  // namespace crucible::model

@@ -10,8 +10,10 @@
 
 namespace crucible::model {
 
-// device: cpu, cuda, cuda:N; dtype: auto (float32 on the CPU, the checkpoint's on CUDA), float32,
-// float16, bfloat16. Throws ModelError for what this build or machine cannot do.
+// device: cpu, cuda, cuda:N; dtype: auto, float32, float16, bfloat16, or int8 / int4 (weight-only
+// quantised linear layers computing in float32, CPU only). auto is float32 on the CPU except for
+// a quantised GGUF (int4 for 4-bit blocks, int8 for wider ones), the checkpoint's dtype on CUDA.
+// Throws ModelError for what this build or machine cannot do.
 std::unique_ptr<Decoder> makeTorchDecoder(const ModelFolder& folder, const std::string& device,
                                           const std::string& dtype);
 

@@ -1,5 +1,7 @@
 #include "model/transformer.h"
 
+#include <c10/core/InferenceMode.h>
+
 #include <cmath>
 
 #include "core/model/model_error.h"
@@ -68,15 +70,21 @@ at::Tensor rotateHalf(const at::Tensor& x) {
 }  // namespace
 
 Transformer::Transformer(const ModelConfig& config, const WeightSource& weights, at::Device device,
-                         at::ScalarType dtype)
-    : config_(config), device_(device), dtype_(dtype) {
+                         at::ScalarType dtype, WeightFormat format)
+    : config_(config), device_(device), dtype_(dtype), format_(format) {
   const WeightLoader w(weights, device, dtype);
+  const auto linear = [&](const at::Tensor& weight, WeightFormat f) {
+    return Linear::make(weight, f, device, dtype);
+  };
+  const WeightFormat ends = format == WeightFormat::Float ? format : WeightFormat::Int8;
   const auto H = config.hiddenSize, I = config.intermediateSize, D = config.headDim;
   const auto q = config.heads * D, kv = config.kvHeads * D;
-  embed_ = w.get("model.embed_tokens.weight", {config.vocabSize, H});
+  embed_ = linear(w.get("model.embed_tokens.weight", {config.vocabSize, H}), ends);
   finalNorm_ = w.get("model.norm.weight", {H});
-  lmHead_ = config.tieWordEmbeddings ? embed_ : w.optional("lm_head.weight", {config.vocabSize, H});
-  if (!lmHead_.defined()) lmHead_ = embed_;  // some tied checkpoints omit the flag
+  lmHead_ = embed_;
+  if (!config.tieWordEmbeddings)  // some tied checkpoints omit the flag and the head
+    if (const at::Tensor head = w.optional("lm_head.weight", {config.vocabSize, H}); head.defined())
+      lmHead_ = linear(head, ends);
   for (std::int64_t i = 0; i < config.layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
@@ -84,21 +92,23 @@ Transformer::Transformer(const ModelConfig& config, const WeightSource& weights,
     l.postNorm = w.get(p + "post_attention_layernorm.weight", {H});
     // q, k and v as one [q + 2 kv, H] matrix and gate and up as one [2 I, H]: one matrix product
     // each instead of three and two, which is most of the decode step's dispatch overhead.
-    l.qkv = at::cat({w.get(p + "self_attn.q_proj.weight", {q, H}),
-                     w.get(p + "self_attn.k_proj.weight", {kv, H}),
-                     w.get(p + "self_attn.v_proj.weight", {kv, H})});
+    l.qkv = linear(at::cat({w.get(p + "self_attn.q_proj.weight", {q, H}),
+                            w.get(p + "self_attn.k_proj.weight", {kv, H}),
+                            w.get(p + "self_attn.v_proj.weight", {kv, H})}),
+                   format);
     if (config.attentionBias)
       l.qkvBias = at::cat({w.get(p + "self_attn.q_proj.bias", {q}),
                            w.get(p + "self_attn.k_proj.bias", {kv}),
                            w.get(p + "self_attn.v_proj.bias", {kv})});
-    l.o = w.get(p + "self_attn.o_proj.weight", {H, q});
+    l.o = linear(w.get(p + "self_attn.o_proj.weight", {H, q}), format);
     if (config.qkNorm) {
       l.qNorm = w.get(p + "self_attn.q_norm.weight", {D});
       l.kNorm = w.get(p + "self_attn.k_norm.weight", {D});
     }
-    l.gateUp = at::cat(
-        {w.get(p + "mlp.gate_proj.weight", {I, H}), w.get(p + "mlp.up_proj.weight", {I, H})});
-    l.down = w.get(p + "mlp.down_proj.weight", {H, I});
+    l.gateUp = linear(at::cat({w.get(p + "mlp.gate_proj.weight", {I, H}),
+                               w.get(p + "mlp.up_proj.weight", {I, H})}),
+                      format);
+    l.down = linear(w.get(p + "mlp.down_proj.weight", {H, I}), format);
     layers_.push_back(std::move(l));
   }
   const WeightLoader cpuFloat(weights, at::Device(at::kCPU), at::kFloat);
@@ -138,7 +148,7 @@ at::Tensor Transformer::attention(const Layer& l, const at::Tensor& x, std::int6
                                   const at::Tensor& sin) const {
   const auto B = x.size(0), T = x.size(1), D = config_.headDim;
   const auto H = config_.heads, KV = config_.kvHeads;
-  const at::Tensor qkv = at::linear(x, l.qkv, l.qkvBias);
+  const at::Tensor qkv = l.qkv(x, l.qkvBias);
   at::Tensor q = qkv.narrow(-1, 0, H * D).view({B, T, H, D});
   at::Tensor k = qkv.narrow(-1, H * D, KV * D).view({B, T, KV, D});
   at::Tensor v = qkv.narrow(-1, (H + KV) * D, KV * D).view({B, T, KV, D});
@@ -183,10 +193,13 @@ at::Tensor Transformer::attention(const Layer& l, const at::Tensor& x, std::int6
     out = at::scaled_dot_product_attention(q, keys, values, mask, 0.0,
                                            /*is_causal=*/cache.length == 0);
   }
-  return at::linear(out.transpose(1, 2).reshape({B, T, H * D}), l.o);
+  return l.o(out.transpose(1, 2).reshape({B, T, H * D}));
 }
 
 at::Tensor Transformer::forward(const at::Tensor& tokens, KVCache& cache, bool allPositions) const {
+  // No autograd bookkeeping (version counters, views tracked for backward): a decode step is a few
+  // thousand small ops, where that per-op cost is a large share of the step.
+  const c10::InferenceMode inference;
   const auto T = tokens.size(1);
   if (cache.keys.empty()) {
     cache.keys.resize(layers_.size());
@@ -198,18 +211,18 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, KVCache& cache, bool a
   const at::Tensor emb = at::cat({freqs, freqs}, -1);
   const at::Tensor cos = emb.cos().to(dtype_), sin = emb.sin().to(dtype_);
 
-  at::Tensor x = at::embedding(embed_, tokens.to(device_));
+  at::Tensor x = embed_.rows(tokens.to(device_)).to(dtype_);
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const Layer& l = layers_[i];
     x = x + attention(l, rmsNorm(x, l.inputNorm), static_cast<std::int64_t>(i), cache, cos, sin);
     const at::Tensor h = rmsNorm(x, l.postNorm);
-    const at::Tensor gateUp = at::linear(h, l.gateUp);
+    const at::Tensor gateUp = l.gateUp(h);
     const auto I = config_.intermediateSize;
-    x = x + at::linear(at::silu(gateUp.narrow(-1, 0, I)) * gateUp.narrow(-1, I, I), l.down);
+    x = x + l.down(at::silu(gateUp.narrow(-1, 0, I)) * gateUp.narrow(-1, I, I));
   }
   cache.length += T;
   if (!allPositions) x = x.select(1, T - 1);
-  return at::linear(rmsNorm(x, finalNorm_), lmHead_).to(at::kFloat);
+  return lmHead_(rmsNorm(x, finalNorm_)).to(at::kFloat);
 }
 
 }  // namespace crucible::model

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/model/model_config.h"
+#include "model/linear.h"
 #include "model/weight_source.h"
 
 namespace crucible::model {
@@ -20,9 +21,12 @@ struct KVCache {
 
 class Transformer {
  public:
-  // Copies the weights out of the mapped checkpoint into `dtype` on `device`.
+  // Copies the weights out of the mapped checkpoint into `dtype` on `device`. With a quantised
+  // `format` the linear layers keep int8 or int4 weights (see Linear) and `dtype` is what the rest
+  // computes in; the embedding and output head are then int8 in both (as llama.cpp's Q4 files keep
+  // them at 8 bits).
   Transformer(const ModelConfig& config, const WeightSource& weights, at::Device device,
-              at::ScalarType dtype);
+              at::ScalarType dtype, WeightFormat format = WeightFormat::Float);
 
   // tokens: [batch, T] int64 positions cache.length ... ; appends to the cache. Returns float32
   // logits [batch, T, vocab] (allPositions) or [batch, vocab] for the last position only.
@@ -31,12 +35,13 @@ class Transformer {
   const ModelConfig& config() const { return config_; }
   at::Device device() const { return device_; }
   at::ScalarType dtype() const { return dtype_; }
+  WeightFormat format() const { return format_; }
 
  private:
   struct Layer {
-    at::Tensor inputNorm, postNorm;
-    at::Tensor qkv, qkvBias, o, qNorm, kNorm;  // q, k, v stacked: [(heads + 2 kv) * D, H]
-    at::Tensor gateUp, down;                   // gate and up stacked: [2 I, H]
+    at::Tensor inputNorm, postNorm, qkvBias, qNorm, kNorm;
+    Linear qkv, o;        // q, k, v stacked: [(heads + 2 kv) * D, H]
+    Linear gateUp, down;  // gate and up stacked: [2 I, H]
   };
   at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor attention(const Layer& layer, const at::Tensor& x, std::int64_t layerIndex,
@@ -47,7 +52,9 @@ class Transformer {
   ModelConfig config_;
   at::Device device_;
   at::ScalarType dtype_;
-  at::Tensor embed_, finalNorm_, lmHead_, invFreq_;
+  WeightFormat format_;
+  Linear embed_, lmHead_;
+  at::Tensor finalNorm_, invFreq_;
   std::vector<Layer> layers_;
 };
 

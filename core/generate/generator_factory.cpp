@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "core/generate/embedded_generator.h"
 #include "core/generate/endpoint_generator.h"
@@ -31,9 +33,11 @@ ModelLoadOptions embeddedModel(const ModelChoice& choice, const GeneratorOptions
   if (!validDevice(model.device)) {
     throw BadInput("--device " + model.device + ": expected cpu, cuda or cuda:N");
   }
-  if (model.dtype != "auto" && model.dtype != "float32" && model.dtype != "float16" &&
-      model.dtype != "bfloat16") {
-    throw BadInput("--dtype " + model.dtype + ": expected auto, float32, float16 or bfloat16");
+  static const std::set<std::string> kDtypes = {"auto",     "float32", "float16",
+                                                "bfloat16", "int8",    "int4"};
+  if (!kDtypes.count(model.dtype)) {
+    throw BadInput("--dtype " + model.dtype +
+                   ": expected auto, float32, float16, bfloat16, int8 or int4");
   }
   if (!options.engine && locateModelEngine().empty()) {
     throw GeneratorUnavailable(

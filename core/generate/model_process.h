@@ -24,7 +24,7 @@ namespace crucible::generate {
 struct ModelLoadOptions {
   std::string path;            // a Hugging Face folder or a .gguf file, passed on as it is
   std::string device = "cpu";  // cpu | cuda | cuda:N
-  std::string dtype = "auto";  // auto | float32 | float16 | bfloat16
+  std::string dtype = "auto";  // auto | float32 | float16 | bfloat16 | int8 | int4
   bool operator==(const ModelLoadOptions&) const = default;
 };
 

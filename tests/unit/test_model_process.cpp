@@ -73,7 +73,7 @@ TEST(EmbeddedChoice, DeviceAndDtypeAreCheckedAndOnlyForEmbeddedModels) {
   options.device = "cuda:x";
   EXPECT_THROW(makeGenerator(options), BadInput);
   options.device = "cuda:1";
-  options.dtype = "int4";
+  options.dtype = "int3";
   EXPECT_THROW(makeGenerator(options), BadInput);
   GeneratorOptions synth;
   synth.device = "cpu";
