@@ -73,8 +73,8 @@ def make(out, name, spec, dtype=torch.float32, shard=None, folder_name=None):
     tok.save(str(folder / "tokenizer.json"))
     vocab = (tok.get_vocab_size() + 63) // 64 * 64
     eos = tok.token_to_id(spec["eos"])
-    config = getattr(transformers, spec["cls"])(vocab_size=vocab, eos_token_id=eos, **COMMON,
-                                                **spec["extra"])
+    config = getattr(transformers, spec["cls"])(vocab_size=vocab, eos_token_id=eos,
+                                                **{**COMMON, **spec["extra"]})
     torch.manual_seed(1234)
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     with torch.no_grad():  # norms and biases start at 1 and 0; randomise them so they matter
