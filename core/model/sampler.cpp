@@ -23,7 +23,9 @@ int Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) return -1;
   if (params_.temperature <= 0.0)
     return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  // Candidates by descending logit (ties by id), cut by top-k.
+  // Candidates by descending logit (ties by id), cut by top-k. Only as much of the order is sorted
+  // as the cut and top-p need: a full sort of a 49k-150k vocabulary costs milliseconds, per token
+  // and candidate, about as much as the model's step.
   std::vector<int> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
   const std::size_t keep =
@@ -31,29 +33,40 @@ int Sampler::sample(std::span<const float> logits) {
   const auto byLogit = [&](int a, int b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
   };
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
-                    byLogit);
-  order.resize(keep);
+  std::size_t sorted = 0;  // order[0, sorted) is final
+  const auto sortTo = [&](std::size_t count) {
+    if (count <= sorted) return;
+    std::partial_sort(order.begin() + static_cast<std::ptrdiff_t>(sorted),
+                      order.begin() + static_cast<std::ptrdiff_t>(count), order.end(), byLogit);
+    sorted = count;
+  };
   // Softmax at the temperature, in double so the cut and the draw do not depend on summation order.
-  std::vector<double> probs(keep);
-  const double top = logits[order[0]];
+  const double top = *std::max_element(logits.begin(), logits.end());
+  const auto weight = [&](int id) { return std::exp((logits[id] - top) / params_.temperature); };
   double total = 0;
-  for (std::size_t i = 0; i < keep; ++i)
-    total += probs[i] = std::exp((logits[order[i]] - top) / params_.temperature);
+  if (keep < order.size()) {
+    sortTo(keep);
+    for (std::size_t i = 0; i < keep; ++i) total += weight(order[i]);
+  } else {
+    for (std::size_t id = 0; id < order.size(); ++id) total += weight(static_cast<int>(id));
+  }
   // Top-p: the smallest prefix whose mass reaches p (always at least one token).
   std::size_t n = keep;
   if (params_.topP < 1.0) {
     double mass = 0;
     for (std::size_t i = 0; i < keep; ++i) {
-      mass += probs[i] / total;
+      if (i == sorted) sortTo(std::min(keep, std::max<std::size_t>(64, 4 * sorted)));
+      mass += weight(order[i]) / total;
       if (mass >= params_.topP) {
         n = i + 1;
         break;
       }
     }
   }
-  const double kept =
-      std::accumulate(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(n), 0.0);
+  sortTo(n);
+  std::vector<double> probs(n);
+  for (std::size_t i = 0; i < n; ++i) probs[i] = weight(order[i]);
+  const double kept = std::accumulate(probs.begin(), probs.end(), 0.0);
   double r = std::uniform_real_distribution<double>(0.0, kept)(rng_);
   for (std::size_t i = 0; i < n; ++i) {
     r -= probs[i];

@@ -1,10 +1,15 @@
 // The model engine's file readers and sampler: safetensors, config.json, sampling rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <vector>
 
 #include "core/model/model_config.h"
 #include "core/model/model_error.h"
@@ -113,6 +118,48 @@ TEST(ModelSampler, GreedyTopKOneAndTinyTopPAllPickTheArgmax) {
   for (int i = 0; i < 50; ++i) {
     EXPECT_EQ(topK.sample(logits), 1);
     EXPECT_EQ(topP.sample(logits), 1);
+  }
+}
+
+// The draw over a fully sorted vocabulary, as the sampler made it before it sorted only the
+// prefix that top-k and top-p keep.
+int fullSortDraw(const std::vector<float>& logits, const SamplingParams& p, std::mt19937_64& rng) {
+  std::vector<int> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
+  if (p.topK > 0) order.resize(std::min<std::size_t>(p.topK, order.size()));
+  std::vector<double> probs;
+  double total = 0;
+  for (int id : order)
+    total += probs.emplace_back(std::exp((logits[id] - logits[order[0]]) / p.temperature));
+  std::size_t n = order.size();
+  double mass = 0;
+  for (std::size_t i = 0; i < order.size() && p.topP < 1.0; ++i)
+    if ((mass += probs[i] / total) >= p.topP) {
+      n = i + 1;
+      break;
+    }
+  double r = std::uniform_real_distribution<double>(
+      0.0,
+      std::accumulate(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(n), 0.0))(rng);
+  for (std::size_t i = 0; i < n; ++i)
+    if ((r -= probs[i]) < 0) return order[i];
+  return order[n - 1];
+}
+
+TEST(ModelSampler, PartialSortDrawsWhatAFullSortDraws) {
+  std::mt19937_64 gen(5);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> logits(49152);
+  for (float& l : logits) l = std::round(normal(gen) * 8) / 8;  // ties too
+  for (const SamplingParams p : {SamplingParams{0.7, 0, 0.95, 0}, SamplingParams{3.0, 0, 0.9, 0},
+                                 SamplingParams{1.0, 40, 0.95, 0}, SamplingParams{1.0, 0, 1.0, 0},
+                                 SamplingParams{0.5, 1000, 1.0, 0}}) {
+    Sampler sampler(p, 17);
+    std::mt19937_64 rng(17);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(sampler.sample(logits), fullSortDraw(logits, p, rng));
   }
 }
 
