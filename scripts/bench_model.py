@@ -7,11 +7,13 @@ the benchmark environment (requirements-bench.txt).
 Both engines get the same prompt tokens, decode greedily past the end-of-sequence token for a fixed
 number of tokens, and use every core. Prefill tok/s = prompt tokens / time of the prompt's forward
 pass; decode tok/s = tokens after the first / time to produce them (the first comes from the
-prefill). Peak memory is the process's VmHWM (llama.cpp's includes the Python interpreter and
-llama-cpp-python, measured alone as `base`).
+prefill); decode CPU ms/token = the process's CPU time (all its threads) over those tokens, which
+a loaded machine changes far less than tok/s. Peak memory is the process's VmHWM (llama.cpp's
+includes the Python interpreter and llama-cpp-python, measured alone as `base`). --dtype takes a
+comma-separated list: each run then measures crucible-model once per dtype.
 
 usage: bench_model.py all GGUF --binary build/bin/crucible-model --bench-python PY [--runs N]
-           [--tokens N] [--threads N] [--dtype auto|float32|bfloat16] [--skip-llama-cpp]
+           [--tokens N] [--threads N] [--dtype auto|float32|bfloat16|int8|int4] [--skip-llama-cpp]
        bench_model.py llama-cpp GGUF --prompt-file F --tokens N --threads T   (prints JSON)
 """
 import argparse
@@ -48,11 +50,15 @@ def cpu_seconds(pid):
 def run_ours(binary, gguf, tokens, dtype):
     proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
+    first_token_cpu = []
+
     def request(op, **fields):
         proc.stdin.write((json.dumps({"op": op, "id": 1, **fields}) + "\n").encode())
         proc.stdin.flush()
         while True:
             event = json.loads(proc.stdout.readline())
+            if event.get("id") == 1 and event["ev"] == "token" and not first_token_cpu:
+                first_token_cpu.append(cpu_seconds(proc.pid))
             if event.get("id") == 1 and event["ev"] != "token":
                 if event["ev"] == "error":
                     raise RuntimeError(event["message"])
@@ -63,7 +69,9 @@ def run_ours(binary, gguf, tokens, dtype):
     load_s = time.perf_counter() - start
     cpu = cpu_seconds(proc.pid)
     done = request("generate", prompt=PROMPT, max_tokens=tokens, ignore_eos=True)
-    cpu = cpu_seconds(proc.pid) - cpu
+    end_cpu = cpu_seconds(proc.pid)
+    decode_cpu = end_cpu - first_token_cpu[0]
+    cpu = end_cpu - cpu
     rss = peak_rss_mib(proc.pid)
     proc.stdin.close()
     proc.wait(timeout=60)
@@ -72,7 +80,7 @@ def run_ours(binary, gguf, tokens, dtype):
             "prompt_tokens": usage["prompt_tokens"], "generated_tokens": usage["generated_tokens"],
             "load_s": load_s, "prefill_tok_s": usage["prompt_tokens"] / timing["prefill_s"],
             "decode_tok_s": (usage["generated_tokens"] - 1) / timing["decode_s"], "peak_rss_mib": rss,
-            "generate_cpu_s": cpu}
+            "generate_cpu_s": cpu, "decode_cpu_ms": 1e3 * decode_cpu / (usage["generated_tokens"] - 1)}
 
 
 def run_llama_cpp(gguf, tokens, threads):
@@ -88,14 +96,15 @@ def run_llama_cpp(gguf, tokens, threads):
     first = None
     for i, _ in enumerate(llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, reset=True)):
         if i == 0:
-            first = time.perf_counter()
+            first, first_cpu = time.perf_counter(), time.process_time()
         if i + 1 == tokens:
             break
-    end = time.perf_counter()
+    end, end_cpu = time.perf_counter(), time.process_time()
     return {"engine": "llama.cpp", "threads": threads, "prompt_tokens": len(ids),
             "generated_tokens": tokens, "load_s": load_s,
             "prefill_tok_s": len(ids) / (first - start), "decode_tok_s": (tokens - 1) / (end - first),
-            "peak_rss_mib": peak_rss_mib(), "base_rss_mib": base}
+            "peak_rss_mib": peak_rss_mib(), "base_rss_mib": base,
+            "decode_cpu_ms": 1e3 * (end_cpu - first_cpu) / (tokens - 1)}
 
 
 def main():
@@ -107,7 +116,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--dtype", default="auto", help="crucible-model's dtype (auto: float32 on the CPU)")
+    parser.add_argument("--dtype", default="auto", help="crucible-model's dtypes, comma-separated (auto: int4 for a Q4 GGUF on the CPU)")
     parser.add_argument("--skip-llama-cpp", action="store_true", help="measure crucible-model alone")
     args = parser.parse_args()
     if args.mode == "llama-cpp":
@@ -115,10 +124,11 @@ def main():
         return
     results = []
     for run in range(args.runs):
-        for engine in ("crucible-model",) + (() if args.skip_llama_cpp else ("llama.cpp",)):
-            if engine == "crucible-model":
+        dtypes = args.dtype.split(",")
+        for engine in dtypes + ([] if args.skip_llama_cpp else ["llama.cpp"]):
+            if engine in dtypes:
                 os.environ["CRUCIBLE_MODEL_THREADS"] = str(args.threads)
-                r = run_ours(args.binary, args.gguf, args.tokens, args.dtype)
+                r = run_ours(args.binary, args.gguf, args.tokens, engine)
             else:
                 out = subprocess.run([args.bench_python, __file__, "llama-cpp", args.gguf,
                                       "--tokens", str(args.tokens), "--threads", str(args.threads)],
@@ -127,8 +137,9 @@ def main():
             r["run"] = run + 1
             r["load_avg_1m"] = os.getloadavg()[0]
             results.append(r)
-            print(f"run {r['run']} {r['engine']:>14}: prefill {r['prefill_tok_s']:7.1f} tok/s  "
-                  f"decode {r['decode_tok_s']:6.1f} tok/s  peak RSS {r['peak_rss_mib']:6.0f} MiB  "
+            print(f"run {r['run']} {r['engine']:>20}: prefill {r['prefill_tok_s']:7.1f} tok/s  "
+                  f"decode {r['decode_tok_s']:6.1f} tok/s ({r['decode_cpu_ms']:5.1f} CPU ms/token)  "
+                  f"peak RSS {r['peak_rss_mib']:6.0f} MiB  "
                   f"({r['prompt_tokens']} prompt tokens, {r['threads']} threads, "
                   f"{r.get('generate_cpu_s', float('nan')):.1f} CPU s, "
                   f"load avg {r['load_avg_1m']:.1f})", flush=True)
