@@ -1,5 +1,6 @@
 #include "model/linear.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/model/model_error.h"
@@ -14,10 +15,18 @@ bool fitsInt4(std::int64_t out, std::int64_t in) {
   return out % 16 == 0 && in % kGroup == 0;
 }
 
-// Symmetric, per output channel: w ~ q * scale, q in [-127, 127], float32 scales.
+// Symmetric, per output channel: w ~ q * scale, q in [-127, 127], float32 scales. A slice of rows
+// at a time, so that a 49k-row embedding's float temporaries do not add to the load's peak memory.
 void quantizeInt8(const at::Tensor& w, at::Tensor& q, at::Tensor& scales) {
-  scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12);
-  q = at::round(w / scales.unsqueeze(1)).clamp(-127, 127).to(at::kChar);
+  constexpr std::int64_t kSlice = 4096;
+  q = at::empty(w.sizes(), at::kChar);
+  scales = at::empty({w.size(0)}, at::kFloat);
+  for (std::int64_t r = 0; r < w.size(0); r += kSlice) {
+    const at::Tensor rows = w.narrow(0, r, std::min(kSlice, w.size(0) - r));
+    const at::Tensor s = (rows.abs().amax(1) / 127.0).clamp_min(1e-12);
+    scales.narrow(0, r, rows.size(0)).copy_(s);
+    q.narrow(0, r, rows.size(0)).copy_(at::round(rows / s.unsqueeze(1)).clamp_(-127, 127));
+  }
 }
 
 // Asymmetric, per group of 32 inputs: w ~ (q - 8) * scale + zero, q in [0, 15], the kernel's
