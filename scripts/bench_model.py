@@ -13,7 +13,8 @@ includes the Python interpreter and llama-cpp-python, measured alone as `base`).
 comma-separated list: each run then measures crucible-model once per dtype.
 
 usage: bench_model.py all GGUF --binary build/bin/crucible-model --bench-python PY [--runs N]
-           [--tokens N] [--threads N] [--dtype auto|float32|bfloat16|int8|int4] [--skip-llama-cpp]
+           [--tokens N] [--threads N] [--dtype auto|float32|bfloat16|int8|int4] [--device D]
+           [--skip-llama-cpp]
        bench_model.py llama-cpp GGUF --prompt-file F --tokens N --threads T   (prints JSON)
 """
 import argparse
@@ -47,7 +48,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_ours(binary, gguf, tokens, dtype):
+def run_ours(binary, gguf, tokens, dtype, device="cpu"):
     proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     first_token_cpu = []
@@ -65,7 +66,7 @@ def run_ours(binary, gguf, tokens, dtype):
                 return event
 
     start = time.perf_counter()
-    info = request("load", path=gguf, dtype=dtype)
+    info = request("load", path=gguf, dtype=dtype, device=device)
     load_s = time.perf_counter() - start
     cpu = cpu_seconds(proc.pid)
     done = request("generate", prompt=PROMPT, max_tokens=tokens, ignore_eos=True)
@@ -76,7 +77,8 @@ def run_ours(binary, gguf, tokens, dtype):
     proc.stdin.close()
     proc.wait(timeout=60)
     usage, timing = done["usage"], done["timing"]
-    return {"engine": f"crucible-model {info['decoder']['dtype']}", "threads": info["decoder"]["threads"],
+    return {"engine": f"crucible-model {info['decoder']['dtype']}", "device": info["decoder"]["device"],
+            "threads": info["decoder"]["threads"],
             "prompt_tokens": usage["prompt_tokens"], "generated_tokens": usage["generated_tokens"],
             "load_s": load_s, "prefill_tok_s": usage["prompt_tokens"] / timing["prefill_s"],
             "decode_tok_s": (usage["generated_tokens"] - 1) / timing["decode_s"], "peak_rss_mib": rss,
@@ -117,6 +119,7 @@ def main():
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--dtype", default="auto", help="crucible-model's dtypes, comma-separated (auto: int4 for a Q4 GGUF on the CPU)")
+    parser.add_argument("--device", default="cpu", help="crucible-model's device (cpu, cuda, cuda:N)")
     parser.add_argument("--skip-llama-cpp", action="store_true", help="measure crucible-model alone")
     args = parser.parse_args()
     if args.mode == "llama-cpp":
@@ -128,7 +131,7 @@ def main():
         for engine in dtypes + ([] if args.skip_llama_cpp else ["llama.cpp"]):
             if engine in dtypes:
                 os.environ["CRUCIBLE_MODEL_THREADS"] = str(args.threads)
-                r = run_ours(args.binary, args.gguf, args.tokens, engine)
+                r = run_ours(args.binary, args.gguf, args.tokens, engine, args.device)
             else:
                 out = subprocess.run([args.bench_python, __file__, "llama-cpp", args.gguf,
                                       "--tokens", str(args.tokens), "--threads", str(args.threads)],
