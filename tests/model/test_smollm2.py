@@ -102,7 +102,7 @@ def test_quantised_weights_stay_near_float32_and_answer(engine, dtype):
         assert info["ev"] == "loaded", info
         assert info["decoder"]["dtype"] == (dtype or "int4")
         ours = torch.tensor(q.request("logits", ids=ids)["logits"])
-        # measured: 3.3% and 4.1%, the same argmax at 98% and 94% of the positions
+        # measured: int4 3.3%, int8 4.8%, the same argmax at 97% of the positions for both
         assert ((ours - exact).norm() / exact.norm()).item() < 0.06
         assert (ours.argmax(-1) == exact.argmax(-1)).float().mean().item() >= 0.85
         for question, city in CAPITALS:
