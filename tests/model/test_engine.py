@@ -66,8 +66,12 @@ def test_greedy_text_and_cache_equal_transformers_and_recomputation(models, engi
     assert full[len(ids) - 1:-1].argmax(-1).tolist() == ours
 
 
-def test_n_way_batch_equals_single_runs(models, engine):
-    load(engine, models["qwen2"])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int4"])
+def test_n_way_batch_equals_single_runs(models, engine, dtype):
+    if dtype != "float32" and DEVICE != "cpu":
+        pytest.skip("weight-only quantisation runs on the CPU only")
+    event = engine.request("load", path=str(models["qwen2"]), device=DEVICE, dtype=dtype)
+    assert event["ev"] == "loaded", event
     params = dict(prompt=PROMPT, temperature=1.0, top_k=40, top_p=0.95, max_tokens=20)
     _, batched = engine.stream("generate", n=4, seed=7, **params)
     assert len(batched["candidates"]) == 4
