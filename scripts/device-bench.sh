@@ -6,7 +6,7 @@
 #   cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_STATIC_CLI=ON \
 #         -DCRUCIBLE_BUILD_TESTS=OFF
 #   cmake --build build-device --target crucible
-# Usage: [LEVELS="1,2"] [SAMPLES=K] [JOBS=J] [TRIALS=N] [BACKEND=cuda] [SHRINK=F] \
+# Usage: [LEVELS="1,2"] [SAMPLES=K] [JOBS=J] [TRIALS=N] [BACKEND=cuda] [SHRINK=F] [SCALE=F] \
 #        [TASKS=DIR] [CRUCIBLE_BIN=PATH] scripts/device-bench.sh OUT_DIR
 # OUT_DIR gets report.md, bench.json, eval_results.json (per level), run.json, results.jsonl,
 # bench.db (the stored sessions) and bench.log. The run is resumable: the same command again skips the tasks already in OUT_DIR.
@@ -23,6 +23,7 @@ args=(bench "${TASKS:-$root/resources/tasks}" --backend "${BACKEND:-cuda}" --sam
       --jobs "${JOBS:-1}" --trials "${TRIALS:-5}" --report "$out" --db "$out/bench.db" --json)
 [ -n "${LEVELS:-}" ] && args+=(--levels "$LEVELS")
 [ -n "${SHRINK:-}" ] && args+=(--shrink "$SHRINK")
+[ -n "${SCALE:-}" ] && args+=(--scale "$SCALE")
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>/dev/null || true
 
 "$bin" "${args[@]}" > "$out/bench.stdout.json" 2> >(tee "$out/bench.log" >&2)

@@ -51,10 +51,7 @@ std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& g
   sig.args.push_back("*_w.stride()");
   if (!s.bias.empty()) sig.add("bias_s", "_bias.stride(0)");
   sig.addStrides(ops, rank);
-  for (const auto& out : group.stores) {
-    for (int i = 0; i < rank; ++i) sig.params.push_back("out_" + out + "_s" + std::to_string(i));
-    sig.args.push_back("*" + var(out) + ".stride()");
-  }
+  sig.addOutputStrides(group.stores, rank);
   sig.constexprs(s.constantNames());
   sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
   if (t.groupM > 1) sig.constexprs({"GROUP_M"});
@@ -118,12 +115,7 @@ std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& g
   for (int i = 0; i < sd; ++i) coords.push_back("o" + sp(i) + "[:, None]");
   k << loadOperands(g, ops, coords, "mask");
   k << body;
-  for (const auto& out : group.stores) {
-    std::vector<std::string> terms = {"out_" + out};
-    for (int d = 0; d < rank; ++d)
-      terms.push_back(coords[d] + " * out_" + out + "_s" + std::to_string(d));
-    k << kBody << "tl.store(" << join(terms, " + ") << ", " << var(out) << ", mask=mask)\n";
-  }
+  k << storeOutputs(group.stores, coords, "mask");
 
   std::ostringstream h;
   h << kHost << "# group " << index << ": " << nodeList(g, group) << " (implicit GEMM)\n";

@@ -20,6 +20,10 @@ std::optional<LoweredGroup> lowerGroup(const OpGraph& graph, const FusionGroup& 
       if (tiling.gemmConv) {
         // Implicit GEMM where it applies (ungrouped forward convolutions), else direct loops.
         std::string notGemm;
+        if (tiling.channelsLast) {
+          if (auto lowered = lowerConvGemmChannelsLast(graph, group, index, tiling, host, notGemm))
+            return lowered;
+        }
         if (auto lowered = lowerConvGemm(graph, group, index, tiling, host, notGemm))
           return lowered;
       }

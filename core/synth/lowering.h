@@ -23,7 +23,10 @@ struct Tiling {
   /// NVIDIA tensor cores, about fp32's accuracy); the CPU backends compute ieee either way.
   std::string precision = "ieee";
   bool gemmConv = false;  // convolutions as implicit GEMM through tl.dot, not direct loops
-  int groupM = 1;         // products: row tiles per group in the launch order (L2 reuse); 1 = none
+  /// implicit GEMM over channels-last copies of the input and weight (lower_conv_gemm_cl.cpp):
+  /// the GPU form, whose operands tensor cores read along K
+  bool channelsLast = false;
+  int groupM = 1;  // products: row tiles per group in the launch order (L2 reuse); 1 = none
 };
 
 /// One tiling per kind of group: what one candidate is made of.

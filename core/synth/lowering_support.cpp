@@ -178,6 +178,26 @@ std::string loadOperandsFlat(const OpGraph& g, const std::vector<KernelOperand>&
   return lines;
 }
 
+void KernelSignature::addOutputStrides(const std::vector<std::string>& stores, int rank) {
+  for (const auto& out : stores) {
+    for (int i = 0; i < rank; ++i) params.push_back("out_" + out + "_s" + std::to_string(i));
+    args.push_back("*" + var(out) + ".stride()");
+  }
+}
+
+std::string storeOutputs(const std::vector<std::string>& stores,
+                         const std::vector<std::string>& coords, const std::string& mask) {
+  std::string lines;
+  for (const auto& out : stores) {
+    std::vector<std::string> terms = {"out_" + out};
+    for (std::size_t d = 0; d < coords.size(); ++d)
+      terms.push_back(coords[d] + " * out_" + out + "_s" + std::to_string(d));
+    lines += std::string(kBody) + "tl.store(" + join(terms, " + ") + ", " + var(out) +
+             ", mask=" + mask + ")\n";
+  }
+  return lines;
+}
+
 std::string bindOperands(const std::vector<KernelOperand>& ops) {
   std::string lines;
   for (const auto& o : ops) lines += std::string(kHost) + "_" + o.arg + " = " + o.hostView + "\n";

@@ -68,6 +68,8 @@ struct KernelSignature {
                    const std::function<std::string(const std::string&)>& storeArg);
   /// `<arg>_s0 .. <arg>_s{rank-1}` for each operand, passed as `*_<arg>.stride()`.
   void addStrides(const std::vector<KernelOperand>& ops, int rank);
+  /// `out_<value>_s0 .. _s{rank-1}` for each stored value, passed as `*v_<value>.stride()`.
+  void addOutputStrides(const std::vector<std::string>& stores, int rank);
   void constexprs(const std::vector<std::string>& names);
   std::string def(const std::string& name) const;  // "@triton.jit\ndef name(...):\n"
 };
@@ -99,6 +101,10 @@ std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops
 /// output (contiguous, same shape), where no per-element coordinates are needed.
 std::string loadOperandsFlat(const OpGraph& g, const std::vector<KernelOperand>& ops,
                              const std::string& index, const std::string& mask);
+/// The kernel lines storing each of `stores` at `coords` (one expression per dimension), through
+/// the strides addOutputStrides passed.
+std::string storeOutputs(const std::vector<std::string>& stores,
+                         const std::vector<std::string>& coords, const std::string& mask);
 /// The host lines binding `_<arg> = <view>` for each operand.
 std::string bindOperands(const std::vector<KernelOperand>& ops);
 /// ", num_warps=W[, num_stages=S]" for a launch.
@@ -127,6 +133,9 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
                                         const Tiling& t, const HostContext& host, std::string& why);
 std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group, int index,
                                       const Tiling& t, const HostContext& host, std::string& why);
+std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const FusionGroup& group,
+                                                      int index, const Tiling& t,
+                                                      const HostContext& host, std::string& why);
 std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& group, int index,
                                           const Tiling& t, const HostContext& host,
                                           std::string& why);

@@ -202,18 +202,30 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
                            {{"stride", 1}, {"padding", 1}, {"dilation", 1}, {"groups", 1}});
   const SynthResult r = synthFor(g, "cuda", 8);
   ASSERT_EQ(r.candidates.size(), 8u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  // First the channels-last form: copies of the input and weight with C_in innermost, then a
+  // K loop over (tap, channel block) whose tiles tensor cores read along K.
   const std::string& first = r.candidates[0].code;
-  EXPECT_NE(first.find("def k0_conv_gemm("), std::string::npos);
-  EXPECT_NE(first.find("acc += tl.dot(a_tile, b_tile, input_precision=\"ieee\")"),
+  EXPECT_NE(first.find("def k0_to_channels_last("), std::string::npos);
+  EXPECT_NE(first.find("def k0_conv_gemm_cl("), std::string::npos);
+  EXPECT_NE(first.find("a_tile = tl.load(p_x + pos[:, None] * C_IN + rk[None, :],"),
             std::string::npos);
-  EXPECT_NE(first.find("GROUP_M=8, num_warps=4, num_stages=3"), std::string::npos);
-  int tf32x3 = 0, direct = 0;
+  EXPECT_NE(first.find("acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")"),
+            std::string::npos);
+  EXPECT_NE(first.find("_bw = min(max(triton.next_power_of_2(_dom0[3]), 16), 128)"),
+            std::string::npos);
+  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=32, num_warps=8, "
+                       "num_stages=3"),
+            std::string::npos);
+  EXPECT_NE(r.candidates[0].label.find("channels-last"), std::string::npos);
+  int channelsLast = 0, flat = 0, direct = 0;
   for (const auto& c : r.candidates) {
-    tf32x3 += c.code.find("input_precision=\"tf32x3\"") != std::string::npos;
+    channelsLast += c.code.find("def k0_conv_gemm_cl(") != std::string::npos;
+    flat += c.code.find("def k0_conv_gemm(") != std::string::npos;
     direct += c.label.rfind("CONV=direct", 0) == 0;
   }
-  EXPECT_GE(tf32x3, 3);
-  EXPECT_EQ(direct, 1);  // the direct loops stay in the search
+  EXPECT_EQ(channelsLast, 4);
+  EXPECT_EQ(flat, 3);    // the flat implicit GEMM stays in the search
+  EXPECT_EQ(direct, 1);  // and so do the direct loops
   // opencl starts from implicit GEMM (faster on PoCL) and keeps the direct loops second.
   const SynthResult cl = synthFor(g, "opencl", 2);
   ASSERT_EQ(cl.candidates.size(), 2u);
@@ -245,6 +257,28 @@ TEST(SynthCodegen, TransposedConvolutionsGatherOnlyTapsOnTheStrideGrid) {
   const std::string& gemm = r.candidates[0].code;
   EXPECT_NE(gemm.find("p_w + ci[:, None] * w_s0 + rn[None, :] * w_s1"), std::string::npos);
   EXPECT_NE(gemm.find("(ih * Sh == th)"), std::string::npos);
+}
+
+TEST(SynthCodegen, GpuConvolutionsInOneDimensionAreChannelsLastAndTransposedOnesFlat) {
+  json g = convGraph("conv1d", {4, 3, 5}, {2, 4, 8},
+                     {{"stride", 1}, {"padding", 2}, {"dilation", 1}, {"groups", 1}});
+  g["inputs"][0]["shape"] = {2, 3, 8};
+  const SynthResult r = synthFor(g, "cuda", 1);
+  ASSERT_EQ(r.candidates.size(), 1u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("def k0_conv_gemm_cl("), std::string::npos);
+  EXPECT_NE(code.find("iw = ow * Sw - Pw + tap * Dw"), std::string::npos);
+  EXPECT_NE(code.find("pos = bi * Iw + iw"), std::string::npos);
+  EXPECT_NE(code.find("_rows = 1"), std::string::npos);
+  EXPECT_NE(code.find("Kw=5, Sw=1, Pw=2, Dw=1"), std::string::npos);
+  // A transposed convolution has no channels-last form yet: the same tiling writes the flat one.
+  const json t = convGraph(
+      "conv_transpose2d", {3, 4, 3, 3}, {2, 4, 16, 16},
+      {{"stride", 2}, {"padding", 1}, {"output_padding", 1}, {"dilation", 1}, {"groups", 1}});
+  const SynthResult tr = synthFor(t, "cuda", 1);
+  ASSERT_EQ(tr.candidates.size(), 1u) << (tr.unsupported.empty() ? "" : tr.unsupported[0]);
+  EXPECT_EQ(tr.candidates[0].code.find("conv_gemm_cl"), std::string::npos);
+  EXPECT_NE(tr.candidates[0].code.find("def k0_conv_gemm("), std::string::npos);
 }
 
 TEST(SynthCodegen, AdaptivePoolingWithUnevenWindowsAveragesEachWindowItsOwnSize) {

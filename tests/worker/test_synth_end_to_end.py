@@ -64,12 +64,12 @@ def shrunk_task(tmp_path, task, constants):
     return path
 
 
-def synthesize_and_verify(tmp_path, task, backend):
-    constants, n = CASES[task]
+def synthesize_and_verify(tmp_path, task, backend, synth_backend=None, case=None):
+    constants, n = case or CASES[task]
     reference = shrunk_task(tmp_path, task, constants)
     out = tmp_path / "out"
     synth = subprocess.run([CRUCIBLE, "synth", str(reference), "-n", str(n), "--out", str(out),
-                            "--backend", backend, "--json"],
+                            "--backend", synth_backend or backend, "--json"],
                            capture_output=True, text=True, timeout=300)
     assert synth.returncode == 0, synth.stderr + synth.stdout
     result = json.loads(synth.stdout)
@@ -99,6 +99,24 @@ def test_every_candidate_is_verified(tmp_path, task):
 @pytest.mark.parametrize("task", OPENCL_CASES)
 def test_every_candidate_is_verified_on_opencl(tmp_path, task):
     synthesize_and_verify(tmp_path, task, "opencl")
+
+
+# The GPU's first convolution form (implicit GEMM over channels-last copies), written for cuda and
+# run by the interpreter: 2-D with padding and a max-pool after it, and 1-D.
+GPU_CONV_CASES = {
+    "level2/14_Conv2d_MaxPool_Hardtanh.py": ({"batch_size": 2, "in_channels": 3,
+                                              "out_channels": 5, "height": 7, "width": 6}, 1),
+    "level2/19_Conv1d_ReLU_MaxPool1d.py": ({"batch_size": 2, "in_channels": 3,
+                                            "out_channels": 5, "length": 21}, 1),
+}
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("task", sorted(GPU_CONV_CASES))
+def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, task):
+    synthesize_and_verify(tmp_path, task, "interpret", synth_backend="cuda",
+                          case=GPU_CONV_CASES[task])
+    assert "def k0_conv_gemm_cl(" in (tmp_path / "out" / "candidate_0.py").read_text()
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
