@@ -51,6 +51,23 @@ struct RowLayout {
   }
 };
 
+/// Rows up to this length are held whole; longer ones (norms only) are walked in chunks of kChunk.
+constexpr std::int64_t kWholeRowLimit = 16384;
+constexpr int kChunk = 4096;
+
+/// `text`'s lines one level deeper.
+std::string indented(const std::string& text) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t end = text.find('\n', from);
+    const std::size_t stop = end == std::string::npos ? text.size() : end + 1;
+    out += std::string(kBody) + text.substr(from, stop - from);
+    from = stop;
+  }
+  return out;
+}
+
 /// Kernel lines splitting `index` into coordinates `<prefix><d>` over `dims` (last fastest).
 std::string decompose(const std::string& index, const std::vector<int>& dims,
                       const std::string& prefix, const std::string& extent) {
@@ -99,6 +116,12 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     return it != rowValue.end() && it->second;
   };
   std::string body;
+  // The same body in pieces for the looped form: pointwise lines before and after one norm.
+  std::string before, after;
+  std::optional<NormParts> norm;
+  std::string normValue;
+  int rowOps = 0;
+  bool rowSpacePointwise = false;
   for (int ni : group.nodes) {
     const OpNode& n = g.nodes[ni];
     const bool rowNode = n.shape != group.domain;
@@ -137,11 +160,17 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
       auto e = pointwiseExpr(n, args, why);
       if (!e) return std::nullopt;
       body += statement(n, *e);
+      (rowOps == 0 ? before : after) += statement(n, *e);
+      rowSpacePointwise = rowSpacePointwise || rowNode;
       continue;
     }
     auto lines = rowOpLines(n, args, why);
     if (!lines) return std::nullopt;
     body += *lines;
+    if (++rowOps == 1) {
+      norm = normParts(n, args);
+      normValue = var(n.name);
+    }
   }
 
   const auto ops = st.operands();
@@ -183,6 +212,16 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     }
     return join(terms, " + ");
   };
+  // Rows longer than a program can hold in registers are walked in chunks, for a group whose one
+  // row op is a norm (at --scale 4, batch norm over 8 x 192 x 192 positions would otherwise hold
+  // half a million values per program): passes for the mean, the variance and the output.
+  std::int64_t rowLength = 1;
+  for (int d : layout.colDims)
+    rowLength *= d == layout.split ? group.domain[d] / layout.parts : group.domain[d];
+  bool looped = rowOps == 1 && norm && !rowSpacePointwise && rowLength > kWholeRowLimit;
+  for (const auto& o : ops) looped = looped && !o.rowSpace;
+  for (const auto& s : group.stores) looped = looped && !isRow(s);
+
   std::string what;
   for (int d : group.reduce.dims) what += (what.empty() ? "" : ", ") + std::to_string(d);
   if (layout.split >= 0) {
@@ -191,29 +230,55 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   }
   std::ostringstream k;
   k << sig.def(name);
+  std::string loads, stores;
+  for (const auto& o : ops) {
+    const std::string dtype = dtypeOf(g, o.value);
+    loads += std::string(kBody) + o.arg + " = tl.load(" + address(o.arg, o.rowSpace, "p_" + o.arg) +
+             ", mask=" + (o.rowSpace ? "rmask" : "fmask") +
+             ", other=" + (isFloat(dtype) ? "0.0" : "0") + ")" + widen(dtype) + "\n";
+  }
+  for (const auto& s : group.stores) {
+    const bool rowOnly = isRow(s);
+    stores += std::string(kBody) + "tl.store(" + address("out_" + s, rowOnly, "out_" + s) + ", " +
+              var(s) + ", mask=" + (rowOnly ? "rmask" : "fmask") + ")\n";
+  }
+  const std::string columns = std::string(kBody) +
+                              "# the column's coordinates in the dimensions a row runs over\n" +
+                              decompose("cols", layout.colDims, "k", "cs");
   k << kBody << "# " << nodeList(g, group) << " over dim " << what
-    << ": each program holds ROWS whole rows of R elements.\n";
+    << (looped ? ": each program walks ROWS rows of R elements in chunks of BLOCK_R.\n"
+               : ": each program holds ROWS whole rows of R elements.\n");
   k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
-  k << kBody << "cols = tl.arange(0, BLOCK_R)[None, :]\n";
   k << kBody << "rmask = rows < n_rows\n";
-  k << kBody << "fmask = rmask & (cols < R)\n";
   if (!layout.rowDims.empty()) {
     k << kBody << "# the row's coordinates in the dimensions that tell rows apart\n";
     k << decompose("rows", layout.rowDims, "r", "rs");
   }
-  k << kBody << "# the column's coordinates in the dimensions a row runs over\n";
-  k << decompose("cols", layout.colDims, "k", "cs");
-  for (const auto& o : ops) {
-    const std::string dtype = dtypeOf(g, o.value);
-    k << kBody << o.arg << " = tl.load(" << address(o.arg, o.rowSpace, "p_" + o.arg)
-      << ", mask=" << (o.rowSpace ? "rmask" : "fmask")
-      << ", other=" << (isFloat(dtype) ? "0.0" : "0") << ")" << widen(dtype) << "\n";
-  }
-  k << body;
-  for (const auto& s : group.stores) {
-    const bool rowOnly = isRow(s);
-    k << kBody << "tl.store(" << address("out_" + s, rowOnly, "out_" + s) << ", " << var(s)
-      << ", mask=" << (rowOnly ? "rmask" : "fmask") << ")\n";
+  if (looped) {
+    const std::string& v = normValue;
+    const std::string& x = norm->input;
+    auto loop = [&](const std::string& inner) {
+      const std::string chunk = std::string(kBody) +
+                                "cols = c0 + tl.arange(0, BLOCK_R)[None, :]\n" + kBody +
+                                "fmask = rmask & (cols < R)\n" + columns + loads + before + inner;
+      return std::string(kBody) + "for c0 in range(0, R, BLOCK_R):\n" + indented(chunk);
+    };
+    k << kBody << "# pass 1: the mean of each row\n";
+    k << kBody << "acc = tl.zeros((ROWS, BLOCK_R), dtype=tl.float32)\n";
+    k << loop(std::string(kBody) + "acc += tl.where(fmask, " + x + ", 0.0)\n");
+    k << kBody << v << "_mean = tl.sum(acc, axis=1)[:, None] / R\n";
+    k << kBody << "# pass 2: the (biased) variance around it\n";
+    k << kBody << "acc = tl.zeros((ROWS, BLOCK_R), dtype=tl.float32)\n";
+    k << loop(std::string(kBody) + v + "_d = tl.where(fmask, " + x + " - " + v + "_mean, 0.0)\n" +
+              kBody + "acc += " + v + "_d * " + v + "_d\n");
+    k << kBody << v << "_var = tl.sum(acc, axis=1)[:, None] / R\n";
+    k << kBody << "# pass 3: normalise, the pointwise work after the norm, the stores\n";
+    k << loop(std::string(kBody) + v + "_c = " + x + " - " + v + "_mean\n" + norm->apply + after +
+              stores);
+  } else {
+    k << kBody << "cols = tl.arange(0, BLOCK_R)[None, :]\n";
+    k << kBody << "fmask = rmask & (cols < R)\n";
+    k << columns << loads << body << stores;
   }
 
   std::vector<std::string> within;
@@ -226,7 +291,10 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   for (const auto& s : group.stores) h << allocate(g, s, host);
   h << kHost << "_R = " << join(within, " * ") << "\n";
   h << kHost << "_rows = _prod(" << dom << ") // _R\n";
-  h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
+  h << kHost << "_block_r = "
+    << (looped ? "min(triton.next_power_of_2(_R), " + std::to_string(kChunk) + ")"
+               : std::string("triton.next_power_of_2(_R)"))
+    << "\n";
   h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
   // Long rows (a norm over a whole image) get more warps, so each thread holds fewer elements.
   h << kHost << "_warps = max(" << t.warps << ", min(16, _block_r // 2048))\n";
@@ -234,10 +302,12 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   h << kHost << name << "[(triton.cdiv(_rows, _per),)](" << join(sig.args, ", ")
     << ", ROWS=_per, BLOCK_R=_block_r, num_warps=_warps"
     << (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : "") << ")\n";
-  return LoweredGroup{k.str(), h.str(),
-                      "group " + std::to_string(index) + " row program [" + nodeList(g, group) +
-                          "] over dim " + what + ": whole rows in registers, ROWS=" +
-                          std::to_string(t.rows) + ", warps=" + std::to_string(t.warps)};
+  return LoweredGroup{
+      k.str(), h.str(),
+      "group " + std::to_string(index) + " row program [" + nodeList(g, group) + "] over dim " +
+          what +
+          (looped ? ": rows in chunks, three passes, ROWS=" : ": whole rows in registers, ROWS=") +
+          std::to_string(t.rows) + ", warps=" + std::to_string(t.warps)};
 }
 
 }  // namespace crucible::synth

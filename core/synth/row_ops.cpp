@@ -31,6 +31,19 @@ std::size_t normWeight(const std::string& op) {
 
 }  // namespace
 
+std::optional<NormParts> normParts(const OpNode& n, const std::vector<std::string>& args) {
+  if (!isNorm(n.op)) return std::nullopt;
+  const std::string v = var(n.name);
+  const std::size_t wi = normWeight(n.op);
+  const std::string w = wi < args.size() ? args[wi] : "None";
+  const std::string bias = wi + 1 < args.size() ? args[wi + 1] : "None";
+  std::string e =
+      v + "_c * tl.rsqrt(" + v + "_var + " + floatLiteral(attrNumber(n, "eps", 1e-5)) + ")";
+  if (w != "None") e = "(" + e + ") * " + w;
+  if (bias != "None") e = "(" + e + ") + " + bias;
+  return NormParts{args.at(0), std::string(kBody) + v + " = " + e + origin(n)};
+}
+
 bool rowOpReads(const OpNode& node, std::size_t input) {
   return !((node.op == "batch_norm" || node.op == "instance_norm") && (input == 1 || input == 2));
 }
@@ -75,19 +88,11 @@ std::optional<std::string> rowOpLines(const OpNode& n, const std::vector<std::st
            "_pick = " + red("sum", "tl.where(cols == " + args.at(1) + ", " + x + ", 0.0)", "0.0") +
            "\n" + b + v + " = " + v + "_max + tl.log(" + v + "_sum) - " + v + "_pick" + where;
   }
-  if (isNorm(op)) {
+  if (const auto norm = normParts(n, args)) {
     // Statistics of the row (biased variance, as every torch norm uses), then the affine part.
-    const std::size_t wi = normWeight(op);
-    const std::string w = wi < args.size() ? args[wi] : "None";
-    const std::string bias = wi + 1 < args.size() ? args[wi + 1] : "None";
-    std::string s = b + v + "_mean = " + red("sum", x, "0.0") + " / R\n" + b + v +
-                    "_c = tl.where(fmask, " + x + " - " + v + "_mean, 0.0)\n" + b + v +
-                    "_var = tl.sum(" + v + "_c * " + v + "_c, axis=1)[:, None] / R\n";
-    std::string e =
-        v + "_c * tl.rsqrt(" + v + "_var + " + floatLiteral(attrNumber(n, "eps", 1e-5)) + ")";
-    if (w != "None") e = "(" + e + ") * " + w;
-    if (bias != "None") e = "(" + e + ") + " + bias;
-    return s + b + v + " = " + e + where;
+    return b + v + "_mean = " + red("sum", x, "0.0") + " / R\n" + b + v + "_c = tl.where(fmask, " +
+           x + " - " + v + "_mean, 0.0)\n" + b + v + "_var = tl.sum(" + v + "_c * " + v +
+           "_c, axis=1)[:, None] / R\n" + norm->apply;
   }
   if (op == "cumsum") {
     // In fp64: a scan adds in another order than torch's running sum, and over thousands of

@@ -16,6 +16,17 @@ namespace crucible::synth {
 std::optional<std::string> rowOpLines(const OpNode& node, const std::vector<std::string>& args,
                                       std::string& why);
 
+/// A norm (layer, batch, group or instance) taken apart for a looped row program, which computes
+/// the mean and the variance in passes over chunks of the row before normalising.
+struct NormParts {
+  std::string input;  // the normalised value's kernel expression
+  /// `v_<node> = ...` from `v_<node>_c` (input minus the mean) and `v_<node>_var`, with the
+  /// affine weight and bias.
+  std::string apply;
+};
+/// nullopt for an op that is not a norm.
+std::optional<NormParts> normParts(const OpNode& node, const std::vector<std::string>& args);
+
 /// The operands a row op reads (batch and instance norm in training ignore running statistics).
 bool rowOpReads(const OpNode& node, std::size_t input);
 

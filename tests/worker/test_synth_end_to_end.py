@@ -119,6 +119,24 @@ def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, ta
     assert "def k0_conv_gemm_cl(" in (tmp_path / "out" / "candidate_0.py").read_text()
 
 
+# A norm whose rows are longer than a program holds in registers (2 x 96 x 96 = 18,432 positions
+# per channel, over the 16,384 limit) is walked in chunks: mean, variance, then the output.
+LONG_ROW_CASE = ({"batch_size": 2, "in_channels": 3, "out_channels": 4, "height": 96,
+                  "width": 96}, 1)
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("backend", ["interpret", "opencl"])
+def test_long_norm_rows_are_walked_in_chunks(tmp_path, backend):
+    if backend == "opencl" and not os.path.exists(TCL_LIB):
+        pytest.skip("libcrucible_tcl is not built")
+    synthesize_and_verify(tmp_path, "level2/4_Conv2d_BatchNorm_SiLU.py", backend,
+                          case=LONG_ROW_CASE)
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert "# pass 2: the (biased) variance around it" in code
+    assert "for c0 in range(0, R, BLOCK_R):" in code
+
+
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_unsupported_ops_are_named_with_their_line(tmp_path):
     reference = shrunk_task(tmp_path, "level1/11_Conv_transpose2d.py", {"batch_size": 1})
