@@ -2,6 +2,7 @@
 // (one or several reduced dimensions, plus the channels of one group for group norm); each
 // program holds ROWS whole rows ([ROWS, BLOCK_R]) and reduces along axis 1.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -54,6 +55,17 @@ struct RowLayout {
 /// Rows up to this length are held whole; longer ones (norms only) are walked in chunks of kChunk.
 constexpr std::int64_t kWholeRowLimit = 16384;
 constexpr int kChunk = 4096;
+
+/// Whether `code` uses the variable `name` (not as part of a longer identifier).
+bool namesVariable(const std::string& code, const std::string& name) {
+  auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1)) {
+    const bool startsClean = at == 0 || !identifier(code[at - 1]);
+    const std::size_t end = at + name.size();
+    if (startsClean && (end == code.size() || !identifier(code[end]))) return true;
+  }
+  return false;
+}
 
 /// `text`'s lines one level deeper.
 std::string indented(const std::string& text) {
@@ -230,13 +242,20 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   }
   std::ostringstream k;
   k << sig.def(name);
-  std::string loads, stores;
-  for (const auto& o : ops) {
-    const std::string dtype = dtypeOf(g, o.value);
-    loads += std::string(kBody) + o.arg + " = tl.load(" + address(o.arg, o.rowSpace, "p_" + o.arg) +
-             ", mask=" + (o.rowSpace ? "rmask" : "fmask") +
-             ", other=" + (isFloat(dtype) ? "0.0" : "0") + ")" + widen(dtype) + "\n";
-  }
+  // The loads of the operands `code` names (all of them when `code` is empty).
+  auto loadsFor = [&](const std::string& code) {
+    std::string lines;
+    for (const auto& o : ops) {
+      if (!code.empty() && !namesVariable(code, o.arg)) continue;
+      const std::string dtype = dtypeOf(g, o.value);
+      lines += std::string(kBody) + o.arg + " = tl.load(" +
+               address(o.arg, o.rowSpace, "p_" + o.arg) +
+               ", mask=" + (o.rowSpace ? "rmask" : "fmask") +
+               ", other=" + (isFloat(dtype) ? "0.0" : "0") + ")" + widen(dtype) + "\n";
+    }
+    return lines;
+  };
+  std::string stores;
   for (const auto& s : group.stores) {
     const bool rowOnly = isRow(s);
     stores += std::string(kBody) + "tl.store(" + address("out_" + s, rowOnly, "out_" + s) + ", " +
@@ -258,9 +277,11 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     const std::string& v = normValue;
     const std::string& x = norm->input;
     auto loop = [&](const std::string& inner) {
+      // Each pass loads only what it reads: the statistics passes skip the norm's weight and bias.
+      const std::string work = before + inner;
       const std::string chunk = std::string(kBody) +
                                 "cols = c0 + tl.arange(0, BLOCK_R)[None, :]\n" + kBody +
-                                "fmask = rmask & (cols < R)\n" + columns + loads + before + inner;
+                                "fmask = rmask & (cols < R)\n" + columns + loadsFor(work) + work;
       return std::string(kBody) + "for c0 in range(0, R, BLOCK_R):\n" + indented(chunk);
     };
     k << kBody << "# pass 1: the mean of each row\n";
@@ -278,7 +299,7 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   } else {
     k << kBody << "cols = tl.arange(0, BLOCK_R)[None, :]\n";
     k << kBody << "fmask = rmask & (cols < R)\n";
-    k << columns << loads << body << stores;
+    k << columns << loadsFor("") << body << stores;
   }
 
   std::vector<std::string> within;

@@ -135,6 +135,9 @@ def test_long_norm_rows_are_walked_in_chunks(tmp_path, backend):
     code = (tmp_path / "out" / "candidate_0.py").read_text()
     assert "# pass 2: the (biased) variance around it" in code
     assert "for c0 in range(0, R, BLOCK_R):" in code
+    # the norm's input is read in each of the three passes, its weight only when normalising
+    assert code.count("x0 = tl.load(") == 3
+    assert code.count("x1 = tl.load(") == 1
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
