@@ -2,10 +2,10 @@
 """Which implicit-GEMM form should the synthesizer write for a convolution on an NVIDIA GPU?
 
 Times, on the bundled level-2 convolution shapes (`--scale 4`, as the GPU bench runs them), the
-form lower_conv_gemm.cpp wrote until 2026-11-26 (one K loop over input channels x taps, each K
-index split by % and //) against two alternatives, each with the fused ReLU + bias epilogue of
-level 2's 3_Conv2d_ReLU_BiasAdd, and eager PyTorch (cuDNN, TF32 allowed as torch's defaults have
-it) on the same module:
+form lower_conv_gemm.cpp writes (one K loop over input channels x taps, each K index split by %
+and //; first on cuda until 2026-11-27) against two alternatives, each with the fused ReLU +
+bias epilogue of level 2's 3_Conv2d_ReLU_BiasAdd, and eager PyTorch (cuDNN, TF32 allowed as
+torch's defaults have it) on the same module:
 
   flat   the old form: rows are flattened output positions, K = C_in x KH x KW with % and //.
   taps   NCHW, rows are a tile of ROWS output rows x BLOCK_OW columns (a constexpr power of two,
@@ -13,7 +13,7 @@ it) on the same module:
          block) with the tap's offsets computed once per step.
   nhwc   the input and weight repacked channels-last by two small Triton kernels inside the
          timed forward, then the same tap loop with K-contiguous (K-major) operands, the layout
-         tensor cores read directly.
+         tensor cores read directly (what lower_conv_gemm_cl.cpp writes).
 
 Each is checked against a float64 convolution at the verifier's fp32 tolerance (1e-4). Prints one
 JSON object per line. Usage: conv_gemm_study.py [--quick] (quick: tiny shapes, for
@@ -134,11 +134,11 @@ def pow2_at_most(n, cap):
     return p
 
 
-def run_flat(x, w, cbias, bias, tile, prec):
+def run_flat(x, w, cbias, bias, tile, prec, padded):
     bm, bn, bk, warps, stages = tile
     B, C, H, W = x.shape
     CO, _, KH, KW = w.shape
-    PH, PW = (KH // 2, KW // 2) if PAD else (0, 0)
+    PH, PW = (KH // 2, KW // 2) if padded else (0, 0)
     OH, OW = H + 2 * PH - KH + 1, W + 2 * PW - KW + 1
     out = torch.empty(B, CO, OH, OW, device=x.device)
     M = B * OH * OW
@@ -149,11 +149,11 @@ def run_flat(x, w, cbias, bias, tile, prec):
     return out
 
 
-def run_taps(x, w, cbias, bias, tile, prec, nhwc):
+def run_taps(x, w, cbias, bias, tile, prec, padded, nhwc):
     bm, bn, bk, warps, stages = tile
     B, C, H, W = x.shape
     CO, _, KH, KW = w.shape
-    PH, PW = (KH // 2, KW // 2) if PAD else (0, 0)
+    PH, PW = (KH // 2, KW // 2) if padded else (0, 0)
     OH, OW = H + 2 * PH - KH + 1, W + 2 * PW - KW + 1
     bow = pow2_at_most(triton.next_power_of_2(OW), bm)
     rows = bm // bow
@@ -176,11 +176,7 @@ def run_taps(x, w, cbias, bias, tile, prec, nhwc):
     return out
 
 
-PAD = False
-
-
 def main():
-    global PAD
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--forms", default="flat,taps,nhwc")
@@ -209,7 +205,6 @@ def main():
         if args.shapes:
             shapes = [s for s in shapes if any(k in s[0] for k in args.shapes.split(","))]
     for name, B, C, H, W, CO, k, padded in shapes:
-        PAD = padded
         torch.manual_seed(0)
         kk = k if isinstance(k, tuple) else (k, k)
         conv = torch.nn.Conv2d(C, CO, kk, padding=(kk[0] // 2, kk[1] // 2) if padded else 0).to(dev)
@@ -241,10 +236,10 @@ def main():
                 for tile in tiles:
                     for form in args.forms.split(","):
                         if form == "flat":
-                            fn = lambda: run_flat(x, w, cbias, bias, tile, prec)  # noqa: E731
+                            fn = lambda: run_flat(x, w, cbias, bias, tile, prec, padded)  # noqa: E731
                         else:
                             fn = lambda: run_taps(x, w, cbias, bias, tile, prec,  # noqa: E731
-                                                  form == "nhwc")
+                                                  padded, form == "nhwc")
                         row = {"shape": name, "form": form, "prec": prec, "tile": tile}
                         try:
                             row["err_over_rtol"] = err(fn())
