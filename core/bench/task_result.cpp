@@ -54,6 +54,9 @@ SampleResult sampleFrom(const Evaluation& e, std::optional<std::int64_t> candida
   for (const Flag& f : e.flags) s.flags.push_back(f.id);
   if (e.error) s.error = e.error->stage + ": " + e.error->message;
   s.infrastructure = e.error && e.error->blame == "infrastructure";
+  for (const StageTime& t : e.stageSeconds) {
+    if (t.stage.find('/') == std::string::npos) s.stageSeconds.push_back(t);
+  }
   return s;
 }
 
@@ -101,7 +104,8 @@ void to_json(json& j, const SampleResult& s) {
            {"candidate", s.candidateId ? json(*s.candidateId) : json(nullptr)},
            {"flags", s.flags},
            {"error", s.error.empty() ? json(nullptr) : json(s.error)},
-           {"infrastructure", s.infrastructure}};
+           {"infrastructure", s.infrastructure},
+           {"stage_seconds", s.stageSeconds}};
 }
 
 void from_json(const json& j, SampleResult& s) {
@@ -118,6 +122,7 @@ void from_json(const json& j, SampleResult& s) {
   s.flags = j.value("flags", std::vector<std::string>{});
   if (j.contains("error") && j.at("error").is_string()) s.error = j.at("error").get<std::string>();
   s.infrastructure = j.value("infrastructure", false);
+  s.stageSeconds = j.value("stage_seconds", std::vector<StageTime>{});
 }
 
 // The row repeats the kept sample's numbers at the top level (what a table or a plot wants);

@@ -23,9 +23,10 @@ struct SampleResult {
   std::optional<double> candidateMs;
   std::optional<double> compileMs;  // torch.compile(reference), where it ran
   std::optional<std::int64_t> candidateId;
-  std::vector<std::string> flags;  // flag ids
-  std::string error;               // "stage: message" when the evaluation could not finish
-  bool infrastructure = false;     // the error was the machine's, not the candidate's
+  std::vector<std::string> flags;       // flag ids
+  std::string error;                    // "stage: message" when the evaluation could not finish
+  bool infrastructure = false;          // the error was the machine's, not the candidate's
+  std::vector<StageTime> stageSeconds;  // the verification's whole stages (not their phases)
   bool operator==(const SampleResult&) const = default;
 
   /// reference / candidate time when correct and both were timed; nullopt otherwise.

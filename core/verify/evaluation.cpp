@@ -50,6 +50,15 @@ void from_json(const json& j, EvalError& error) {
                                                           : std::nullopt;
 }
 
+void to_json(json& j, const StageTime& time) {
+  j = json{{"stage", time.stage}, {"seconds", time.seconds}};
+}
+
+void from_json(const json& j, StageTime& time) {
+  time.stage = j.at("stage").get<std::string>();
+  time.seconds = j.value("seconds", 0.0);
+}
+
 void to_json(json& j, const Evaluation& e) {
   j = json{{"verdict", toString(e.verdict)},
            {"correct", e.correct},
@@ -65,6 +74,7 @@ void to_json(json& j, const Evaluation& e) {
            {"correctness", e.correctness},
            {"environment", e.environment},
            {"plan", e.plan},
+           {"stage_seconds", e.stageSeconds},
            {"facts", e.facts}};
 }
 
@@ -87,6 +97,7 @@ void from_json(const json& j, Evaluation& e) {
   e.correctness = j.value("correctness", json::object());
   e.environment = j.value("environment", json::object());
   e.plan = j.value("plan", "");
+  e.stageSeconds = j.value("stage_seconds", std::vector<StageTime>{});
   e.facts = j.value("facts", json::object());
 }
 

@@ -20,6 +20,15 @@ struct Timing {
   bool operator==(const Timing&) const = default;
 };
 
+/// Wall-clock seconds one part of the verification took, as the parent saw it: a whole stage
+/// ("static", "reference", "candidate", "compare") or one phase the worker announced inside it
+/// ("candidate/candidate-timing"). For finding where a slow verification spends its time.
+struct StageTime {
+  std::string stage;
+  double seconds = 0;
+  bool operator==(const StageTime&) const = default;
+};
+
 /// Why an evaluation could not finish. `blame` says whose fault: "candidate" (it crashed, hung,
 /// ran out of memory, raised) or "infrastructure" (never mixed into the candidate's reward).
 struct EvalError {
@@ -46,6 +55,7 @@ struct Evaluation {
   nlohmann::json environment = nlohmann::json::object();  // versions of python, torch, triton...
   nlohmann::json facts = nlohmann::json::object();        // the worker's raw facts, per stage
   std::string plan;  // text before the code when the candidate was a model response
+  std::vector<StageTime> stageSeconds;  // in the order they ran
 
   bool hasCheatFlag() const;
   bool operator==(const Evaluation&) const = default;
@@ -53,6 +63,8 @@ struct Evaluation {
 
 void to_json(nlohmann::json& j, const Timing& timing);
 void from_json(const nlohmann::json& j, Timing& timing);
+void to_json(nlohmann::json& j, const StageTime& time);
+void from_json(const nlohmann::json& j, StageTime& time);
 void to_json(nlohmann::json& j, const EvalError& error);
 void from_json(const nlohmann::json& j, EvalError& error);
 void to_json(nlohmann::json& j, const Evaluation& evaluation);

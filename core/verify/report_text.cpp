@@ -94,6 +94,13 @@ std::string renderEvaluationText(const Evaluation& e) {
     out << ")";
   }
   out << "\n";
+  // Whole stages only; their phases are in the JSON's stage_seconds.
+  std::string stages;
+  for (const auto& t : e.stageSeconds) {
+    if (t.stage.find('/') != std::string::npos) continue;
+    stages += (stages.empty() ? "" : ", ") + t.stage + " " + number(t.seconds, 2) + " s";
+  }
+  if (!stages.empty()) out << "  time       " << stages << "\n";
   return out.str();
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -217,6 +218,10 @@ ProcessOutcome outcomeOf(const StageResult& stage, double timeoutSeconds) {
   return p;
 }
 
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void report(const std::function<void(const VerifyProgress&)>& progress, const char* stage,
             const std::string& message) {
   if (progress) progress({stage, message});
@@ -226,7 +231,8 @@ void report(const std::function<void(const VerifyProgress&)>& progress, const ch
 /// `ref/`. With a cache, a run of the same reference and settings is copied in instead.
 json referenceRun(const VerifyRequest& request, const std::string& backend, const json& timing,
                   const ReferenceJob& job, StageRunner& runner, std::uint64_t ram,
-                  const std::function<void(const VerifyProgress&)>& progress) {
+                  const std::function<void(const VerifyProgress&)>& progress,
+                  std::vector<StageTime>& times) {
   std::string key;
   if (request.referenceCache) {
     key = ReferenceCache::keyFor(job.source(), {{"backend", backend},
@@ -234,8 +240,10 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
                                                 {"seed", request.seed},
                                                 {"trials", request.trials},
                                                 {"timing", timing}});
+    const auto started = std::chrono::steady_clock::now();
     if (auto kept = request.referenceCache->restore(key, job.dir().root())) {
       report(progress, "reference", "reusing this reference's earlier run (" + backend + ")");
+      times.push_back({"reference (reused)", secondsSince(started)});
       return *kept;
     }
   }
@@ -252,6 +260,7 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
   auto refStage = runner.run("reference", refJob, job / "ref", {(job / "src-ref").string()},
                              {(job / "ref").string(), (job / "inputs").string()},
                              std::max(600.0, request.timeoutSeconds), ram * 3 / 4);
+  times.insert(times.end(), refStage.times.begin(), refStage.times.end());
   if (refStage.execution.cancelled) throw std::runtime_error("cancelled");
   if (!refStage.facts.is_object()) {
     std::string why =
@@ -354,6 +363,7 @@ VerifyOutcome verify(const VerifyRequest& request,
 
   json facts = json::object();  // every stage's raw facts, kept with the evaluation
   Observations o;
+  std::vector<StageTime> times;
 
   // Stage 1: static analysis of both files (no user code runs).
   report(progress, "static", "reading the reference and the candidate");
@@ -370,6 +380,7 @@ VerifyOutcome verify(const VerifyRequest& request,
   }
   checkReferenceStatically(request.referencePath, staticStage.facts.value("reference", json()));
   o.staticFacts = staticStage.facts.value("candidate", json::object());
+  times.insert(times.end(), staticStage.times.begin(), staticStage.times.end());
 
   JudgeOptions options{request.rewardPreset, request.speedupCeiling};
   facts["static"] = staticStage.facts;
@@ -380,7 +391,7 @@ VerifyOutcome verify(const VerifyRequest& request,
   if (staticallyValid) {
     // Stage 2: the reference makes the inputs and the expected outputs (or a kept run of it).
     const json timing = timingJob(request, backend);
-    const json refFacts = referenceRun(request, backend, timing, job, runner, ram, progress);
+    const json refFacts = referenceRun(request, backend, timing, job, runner, ram, progress, times);
     o.referenceFacts = refFacts;
     facts["reference"] = refFacts;
 
@@ -410,15 +421,19 @@ VerifyOutcome verify(const VerifyRequest& request,
     o.forgedChannelLines = candStage.forgedLines;
     facts["candidate"] = candStage.facts;
     facts["candidate_process"] = candStage.execution.toJson();
+    times.insert(times.end(), candStage.times.begin(), candStage.times.end());
 
     report(progress, "judge", "comparing outputs and judging");
+    const auto comparing = std::chrono::steady_clock::now();
     compareOutputs(job.dir(), request.trials, request.tolerances, o);
+    times.push_back({"compare", secondsSince(comparing)});
   }
 
   Evaluation& e = outcome.evaluation;
   e = judge(o, options);
   e.backend = backend;
   e.plan = extracted->plan;
+  e.stageSeconds = std::move(times);
   e.sandboxed = runner.sandbox().available;
   e.sandboxNote = runner.sandbox().available ? "" : runner.sandbox().reason;
   e.facts = std::move(facts);

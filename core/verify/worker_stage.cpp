@@ -156,7 +156,11 @@ StageResult StageRunner::run(const std::string& stage, const json& job, const fs
   spec.sandbox.writablePaths = std::move(writable);
 
   StageResult result;
+  const auto started = std::chrono::steady_clock::now();
   result.execution = proc::run(spec, stop_);
+  const auto finished = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> phases{
+      {"startup", started}};
   std::optional<std::chrono::steady_clock::time_point> begin, end;
   for (const auto& line : result.execution.channel) {
     if (line.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
@@ -168,10 +172,17 @@ StageResult StageRunner::run(const std::string& stage, const json& job, const fs
     const json& message = *opened;
     const auto type = message.value("type", "");
     if (type == "facts") result.facts = message.value("facts", json());
+    if (type == "phase") phases.emplace_back(message.value("name", "?"), line.received);
     if (type == "phase" && message.value("name", "") == "timing-check-begin") {
       begin = line.received;
     }
     if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
+  }
+  result.times.push_back({stage, std::chrono::duration<double>(finished - started).count()});
+  for (std::size_t i = 0; i < phases.size() && phases.size() > 1; ++i) {
+    const auto until = i + 1 < phases.size() ? phases[i + 1].second : finished;
+    result.times.push_back({stage + "/" + phases[i].first,
+                            std::chrono::duration<double>(until - phases[i].second).count()});
   }
   result.checkReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
   if (begin && end && result.checkReps > 0) {

@@ -14,6 +14,7 @@
 
 #include "core/proc/process.h"
 #include "core/util/locations.h"
+#include "core/verify/evaluation.h"
 
 namespace crucible {
 
@@ -66,6 +67,10 @@ struct StageResult {
   std::optional<double> checkMs;  // the parent's own measurement of the timing check
   int checkReps = 0;
   int forgedLines = 0;  // channel lines without the worker's signature
+  // The stage's wall time, then each phase the worker announced (signed lines only), each
+  // named "<stage>/<phase>" and lasting until the next; "<stage>/startup" is the time before the
+  // first (the interpreter starting and importing torch).
+  std::vector<StageTime> times;
 };
 
 /// Runs worker stages for one job folder on one backend.

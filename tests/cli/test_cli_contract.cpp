@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/proc/process.h"
@@ -76,6 +77,25 @@ TEST_F(CliContract, JsonHasEveryRequiredKey) {
   EXPECT_TRUE(backend == "opencl" || backend == "interpret" || backend == "cuda") << backend;
   EXPECT_TRUE(j["device"].is_string());
   EXPECT_TRUE(j["error"].is_null());
+}
+
+TEST_F(CliContract, JsonSaysWhereTheTimeWent) {
+  ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
+  const json j = json::parse(verified_->out);
+  std::map<std::string, double> seconds;
+  for (const auto& t : j.at("stage_seconds")) seconds[t.at("stage")] = t.at("seconds");
+  for (const char* stage : {"static", "reference", "candidate", "compare", "candidate/startup",
+                            "candidate/candidate-trials", "candidate/candidate-timing"}) {
+    ASSERT_TRUE(seconds.contains(stage)) << stage << " in " << j["stage_seconds"].dump();
+    EXPECT_GE(seconds[stage], 0) << stage;
+  }
+  // A stage's phases tile it: together they are the stage's time, give or take the clock reads.
+  double phases = 0;
+  for (const auto& [name, s] : seconds) {
+    if (name.starts_with("candidate/")) phases += s;
+  }
+  EXPECT_NEAR(phases, seconds["candidate"], 0.05);
+  EXPECT_GT(seconds["candidate"], 0.1);  // a Python process importing torch
 }
 
 TEST_F(CliContract, RunIsStoredAndReadBack) {

@@ -125,6 +125,14 @@ TEST(BenchMetrics, ThresholdKeysAreKernelBenchs) {
   EXPECT_EQ(keys, (std::vector<std::string>{"0", "0.5", "1", "1.5", "2"}));
 }
 
+TEST(BenchMetrics, ASampleKeepsTheWholeStagesOfItsVerificationTime) {
+  Evaluation e;
+  e.verdict = Verdict::Verified;
+  e.stageSeconds = {{"static", 0.1}, {"candidate", 9}, {"candidate/candidate-timing", 7}};
+  const SampleResult s = sampleFrom(e, 3);
+  EXPECT_EQ(s.stageSeconds, (std::vector<StageTime>{{"static", 0.1}, {"candidate", 9}}));
+}
+
 TEST(BenchMetrics, RowsAndMetricsRoundTripThroughJson) {
   auto tasks = fiveTasks();
   tasks[0].file = "level1/1_A.py";
@@ -133,6 +141,7 @@ TEST(BenchMetrics, RowsAndMetricsRoundTripThroughJson) {
   tasks[0].sessionId = 7;
   tasks[0].samples[0].candidateId = 12;
   tasks[0].samples[0].flags = {"slow_path"};
+  tasks[0].samples[0].stageSeconds = {{"reference", 3.5}, {"candidate", 1.25}};
   tasks[0].seconds = 2.5;
   for (const auto& t : tasks) {
     const nlohmann::json j = t;

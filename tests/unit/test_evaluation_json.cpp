@@ -21,8 +21,10 @@ TEST(EvaluationJson, RoundTripKeepsEveryField) {
   e.error = EvalError{"run", "boom", "candidate", 4};
   e.sandboxed = true;
   e.plan = "think";
+  e.stageSeconds = {{"static", 0.5}, {"candidate", 2.25}, {"candidate/candidate-timing", 1.5}};
   e.facts = {{"static", {{"x", 1}}}};
   const nlohmann::json j = e;
+  EXPECT_EQ(j["stage_seconds"][1]["stage"], "candidate");
   EXPECT_EQ(j["verdict"], "cheating");
   EXPECT_EQ(j["flags"][0]["severity"], "cheat");
   EXPECT_EQ(j["flags"][1]["severity"], "warning");
