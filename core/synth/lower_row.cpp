@@ -55,6 +55,8 @@ struct RowLayout {
 /// Rows up to this length are held whole; longer ones (norms only) are walked in chunks of kChunk.
 constexpr std::int64_t kWholeRowLimit = 16384;
 constexpr int kChunk = 4096;
+/// How many programs the parts of long rows aim at: enough to fill a large GPU twice over.
+constexpr int kSplitPrograms = 4096;
 
 /// Whether `code` uses the variable `name` (not as part of a longer identifier).
 bool namesVariable(const std::string& code, const std::string& name) {
@@ -187,32 +189,43 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
 
   const auto ops = st.operands();
   const std::string name = "k" + std::to_string(index) + "_row";
-  KernelSignature sig;
-  for (const auto& o : ops) {
-    sig.add("p_" + o.arg, "_" + o.arg);
-    for (int i = 0; i < rank; ++i) sig.params.push_back(o.arg + "_s" + std::to_string(i));
-    sig.args.push_back("*_" + o.arg + ".stride()");
-  }
-  for (const auto& s : group.stores) {
-    sig.add("out_" + s, var(s));
-    for (int i = 0; i < rank; ++i) sig.params.push_back("out_" + s + "_s" + std::to_string(i));
-    const bool dropped = shapeOfValue(g, s).size() < group.domain.size();
-    sig.args.push_back("*" + var(s) + (dropped ? unsqueezeReduced(group.reduce) : "") +
-                       ".stride()");
-  }
-  sig.add("n_rows", "_rows");
-  sig.add("R", "_R");
-  // Extents the coordinates need: every row dim but the first (which takes the remainder), every
-  // column dim but the first, and the split dim's group size.
-  for (std::size_t i = 1; i < layout.rowDims.size(); ++i) {
-    const int d = layout.rowDims[i];
-    sig.add("rs" + std::to_string(d), layout.rowExtent(d, dom));
-  }
-  for (std::size_t i = 0; i < layout.colDims.size(); ++i) {
-    const int d = layout.colDims[i];
-    if (i > 0 || d == layout.split) sig.add("cs" + std::to_string(d), layout.colExtent(d, dom));
-  }
-  sig.constexprs({"ROWS", "BLOCK_R"});
+  const std::string stats = "_stats" + std::to_string(index);  // split norms' partial statistics
+  // The kernel's parameters: the operands `code` names (all when empty), the stores when asked,
+  // then the extents; `split`: the two kernels of a split norm, which also take the statistics.
+  auto signature = [&](const std::string& code, bool withStores, bool split) {
+    KernelSignature sig;
+    for (const auto& o : ops) {
+      if (!code.empty() && !namesVariable(code, o.arg)) continue;
+      sig.add("p_" + o.arg, "_" + o.arg);
+      for (int i = 0; i < rank; ++i) sig.params.push_back(o.arg + "_s" + std::to_string(i));
+      sig.args.push_back("*_" + o.arg + ".stride()");
+    }
+    for (const auto& s : withStores ? group.stores : std::vector<std::string>{}) {
+      sig.add("out_" + s, var(s));
+      for (int i = 0; i < rank; ++i) sig.params.push_back("out_" + s + "_s" + std::to_string(i));
+      const bool dropped = shapeOfValue(g, s).size() < group.domain.size();
+      sig.args.push_back("*" + var(s) + (dropped ? unsqueezeReduced(group.reduce) : "") +
+                         ".stride()");
+    }
+    if (split) sig.add("p_stats", stats);
+    if (!split) sig.add("n_rows", "_rows");  // a split row's program count is exact
+    sig.add("R", "_R");
+    // Extents the coordinates need: every row dim but the first (which takes the remainder),
+    // every column dim but the first, and the split dim's group size.
+    for (std::size_t i = 1; i < layout.rowDims.size(); ++i) {
+      const int d = layout.rowDims[i];
+      sig.add("rs" + std::to_string(d), layout.rowExtent(d, dom));
+    }
+    for (std::size_t i = 0; i < layout.colDims.size(); ++i) {
+      const int d = layout.colDims[i];
+      if (i > 0 || d == layout.split) sig.add("cs" + std::to_string(d), layout.colExtent(d, dom));
+    }
+    if (split) {
+      sig.add("SPLITS", "_splits");
+      sig.add("SPAN", "_span");
+    }
+    return sig;
+  };
 
   auto address = [&](const std::string& p, bool rowOnly, const std::string& pointer) {
     std::vector<std::string> terms = {pointer};
@@ -224,9 +237,10 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     }
     return join(terms, " + ");
   };
-  // Rows longer than a program can hold in registers are walked in chunks, for a group whose one
-  // row op is a norm (at --scale 4, batch norm over 8 x 192 x 192 positions would otherwise hold
-  // half a million values per program): passes for the mean, the variance and the output.
+  // Rows longer than a program can hold in registers, for a group whose one row op is a norm (at
+  // --scale 4, batch norm over 128 x 48 x 48 positions per channel): each row is cut into parts
+  // that many programs walk in chunks, first for partial statistics, then to normalise. Few long
+  // rows would otherwise leave most of a GPU idle.
   std::int64_t rowLength = 1;
   for (int d : layout.colDims)
     rowLength *= d == layout.split ? group.domain[d] / layout.parts : group.domain[d];
@@ -241,7 +255,6 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
             " groups";
   }
   std::ostringstream k;
-  k << sig.def(name);
   // The loads of the operands `code` names (all of them when `code` is empty).
   auto loadsFor = [&](const std::string& code) {
     std::string lines;
@@ -264,39 +277,74 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   const std::string columns = std::string(kBody) +
                               "# the column's coordinates in the dimensions a row runs over\n" +
                               decompose("cols", layout.colDims, "k", "cs");
-  k << kBody << "# " << nodeList(g, group) << " over dim " << what
-    << (looped ? ": each program walks ROWS rows of R elements in chunks of BLOCK_R.\n"
-               : ": each program holds ROWS whole rows of R elements.\n");
-  k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
-  k << kBody << "rmask = rows < n_rows\n";
-  if (!layout.rowDims.empty()) {
-    k << kBody << "# the row's coordinates in the dimensions that tell rows apart\n";
-    k << decompose("rows", layout.rowDims, "r", "rs");
-  }
+  const std::string rowCoordinates =
+      layout.rowDims.empty()
+          ? std::string()
+          : std::string(kBody) +
+                "# the row's coordinates in the dimensions that tell rows apart\n" +
+                decompose("rows", layout.rowDims, "r", "rs");
   if (looped) {
     const std::string& v = normValue;
     const std::string& x = norm->input;
-    auto loop = [&](const std::string& inner) {
-      // Each pass loads only what it reads: the statistics passes skip the norm's weight and bias.
+    // One program per part: its row, then a walk over the part's SPAN columns in chunks (1-D).
+    auto part = [&](const std::string& inner) {
       const std::string work = before + inner;
-      const std::string chunk = std::string(kBody) +
-                                "cols = c0 + tl.arange(0, BLOCK_R)[None, :]\n" + kBody +
-                                "fmask = rmask & (cols < R)\n" + columns + loadsFor(work) + work;
-      return std::string(kBody) + "for c0 in range(0, R, BLOCK_R):\n" + indented(chunk);
+      const std::string chunk = std::string(kBody) + "cols = start + c0 + tl.arange(0, BLOCK_R)\n" +
+                                kBody + "fmask = cols < R\n" + columns + loadsFor(work) + work;
+      return std::string(kBody) + "rows = tl.program_id(0) // SPLITS\n" + rowCoordinates + kBody +
+             "start = (tl.program_id(0) % SPLITS) * SPAN\n" + kBody +
+             "for c0 in range(0, SPAN, BLOCK_R):\n" + indented(chunk);
     };
-    k << kBody << "# pass 1: the mean of each row\n";
-    k << kBody << "acc = tl.zeros((ROWS, BLOCK_R), dtype=tl.float32)\n";
-    k << loop(std::string(kBody) + "acc += tl.where(fmask, " + x + ", 0.0)\n");
-    k << kBody << v << "_mean = tl.sum(acc, axis=1)[:, None] / R\n";
-    k << kBody << "# pass 2: the (biased) variance around it\n";
-    k << kBody << "acc = tl.zeros((ROWS, BLOCK_R), dtype=tl.float32)\n";
-    k << loop(std::string(kBody) + v + "_d = tl.where(fmask, " + x + " - " + v + "_mean, 0.0)\n" +
-              kBody + "acc += " + v + "_d * " + v + "_d\n");
-    k << kBody << v << "_var = tl.sum(acc, axis=1)[:, None] / R\n";
-    k << kBody << "# pass 3: normalise, the pointwise work after the norm, the stores\n";
-    k << loop(std::string(kBody) + v + "_c = " + x + " - " + v + "_mean\n" + norm->apply + after +
+    const std::string statsInner = std::string(kBody) + "lane_n += fmask.to(tl.float32)\n" + kBody +
+                                   "delta = tl.where(fmask, " + x + " - lane_mean, 0.0)\n" + kBody +
+                                   "lane_mean += delta / tl.maximum(lane_n, 1.0)\n" + kBody +
+                                   "lane_m2 += delta * tl.where(fmask, " + x +
+                                   " - lane_mean, 0.0)\n";
+    auto statsSig = signature(before + x, false, true);
+    statsSig.constexprs({"BLOCK_R"});
+    k << statsSig.def(name + "_stats");
+    k << kBody << "# " << nodeList(g, group) << " over dim " << what
+      << ", pass 1 of 2: each program reads one part\n"
+      << kBody << "# (SPAN columns) of one row and writes the part's mean and sum of squared\n"
+      << kBody << "# deviations, kept per lane by Welford's update, to p_stats.\n";
+    k << kBody << "lane_n = tl.zeros((BLOCK_R,), dtype=tl.float32)\n";
+    k << kBody << "lane_mean = tl.zeros((BLOCK_R,), dtype=tl.float32)\n";
+    k << kBody << "lane_m2 = tl.zeros((BLOCK_R,), dtype=tl.float32)\n";
+    k << part(statsInner);
+    k << kBody << "# the lanes combined (Chan, Golub and LeVeque's pairwise formula)\n";
+    k << kBody << "n = tl.sum(lane_n, axis=0)\n";
+    k << kBody << "mean = tl.sum(lane_n * lane_mean, axis=0) / n\n";
+    k << kBody << "dev = lane_mean - mean\n";
+    k << kBody << "tl.store(p_stats + tl.program_id(0) * 2, mean)\n";
+    k << kBody << "tl.store(p_stats + tl.program_id(0) * 2 + 1, "
+      << "tl.sum(lane_m2 + lane_n * dev * dev, axis=0))\n\n\n";
+    auto outSig = signature("", true, true);
+    outSig.constexprs({"SPLITS_P2", "BLOCK_R"});
+    k << outSig.def(name);
+    k << kBody << "# " << nodeList(g, group) << " over dim " << what
+      << ", pass 2 of 2: each program combines\n"
+      << kBody << "# the SPLITS partial statistics of its row, then normalises its part of it.\n";
+    k << kBody << "parts = tl.arange(0, SPLITS_P2)\n";
+    k << kBody << "pmask = parts < SPLITS\n";
+    k << kBody << "part_slot = ((tl.program_id(0) // SPLITS) * SPLITS + parts) * 2\n";
+    k << kBody
+      << "part_n = tl.where(pmask, tl.minimum(R - parts * SPAN, SPAN), 0).to(tl.float32)\n";
+    k << kBody << "part_mean = tl.load(p_stats + part_slot, mask=pmask, other=0.0)\n";
+    k << kBody << "part_m2 = tl.load(p_stats + part_slot + 1, mask=pmask, other=0.0)\n";
+    k << kBody << v << "_mean = tl.sum(part_n * part_mean, axis=0) / R\n";
+    k << kBody << "part_dev = part_mean - " << v << "_mean\n";
+    k << kBody << v << "_var = tl.sum(part_m2 + part_n * part_dev * part_dev, axis=0) / R\n";
+    k << part(std::string(kBody) + v + "_c = " + x + " - " + v + "_mean\n" + norm->apply + after +
               stores);
   } else {
+    auto sig = signature("", true, false);
+    sig.constexprs({"ROWS", "BLOCK_R"});
+    k << sig.def(name);
+    k << kBody << "# " << nodeList(g, group) << " over dim " << what
+      << ": each program holds ROWS whole rows of R elements.\n";
+    k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
+    k << kBody << "rmask = rows < n_rows\n";
+    k << rowCoordinates;
     k << kBody << "cols = tl.arange(0, BLOCK_R)[None, :]\n";
     k << kBody << "fmask = rmask & (cols < R)\n";
     k << columns << loadsFor("") << body << stores;
@@ -312,23 +360,43 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   for (const auto& s : group.stores) h << allocate(g, s, host);
   h << kHost << "_R = " << join(within, " * ") << "\n";
   h << kHost << "_rows = _prod(" << dom << ") // _R\n";
-  h << kHost << "_block_r = "
-    << (looped ? "min(triton.next_power_of_2(_R), " + std::to_string(kChunk) + ")"
-               : std::string("triton.next_power_of_2(_R)"))
-    << "\n";
-  h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
+  if (looped) {
+    h << kHost << "_block_r = min(triton.next_power_of_2(_R), " << kChunk << ")\n";
+    h << kHost << "# each row in parts, so that about " << kSplitPrograms
+      << " programs share the work\n";
+    h << kHost << "_splits = max(1, min(triton.cdiv(_R, _block_r), triton.cdiv(" << kSplitPrograms
+      << ", _rows)))\n";
+    h << kHost << "_span = triton.cdiv(triton.cdiv(_R, _splits), _block_r) * _block_r\n";
+    h << kHost << "_splits = triton.cdiv(_R, _span)\n";
+    h << kHost << stats << " = torch.empty((_rows * _splits * 2,), device=" << host.device
+      << ", dtype=torch.float32)\n";
+  } else {
+    h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
+    h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
+  }
   // Long rows (a norm over a whole image) get more warps, so each thread holds fewer elements.
   h << kHost << "_warps = max(" << t.warps << ", min(16, _block_r // 2048))\n";
   h << bindOperands(ops);
-  h << kHost << name << "[(triton.cdiv(_rows, _per),)](" << join(sig.args, ", ")
-    << ", ROWS=_per, BLOCK_R=_block_r, num_warps=_warps"
-    << (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : "") << ")\n";
+  const std::string options =
+      ", BLOCK_R=_block_r, num_warps=_warps" +
+      (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : std::string());
+  if (looped) {
+    const auto statsSig = signature(before + norm->input, false, true);
+    h << kHost << name << "_stats[(_rows * _splits,)](" << join(statsSig.args, ", ") << options
+      << ")\n";
+    h << kHost << name << "[(_rows * _splits,)](" << join(signature("", true, true).args, ", ")
+      << ", SPLITS_P2=triton.next_power_of_2(_splits)" << options << ")\n";
+  } else {
+    h << kHost << name << "[(triton.cdiv(_rows, _per),)]("
+      << join(signature("", true, false).args, ", ") << ", ROWS=_per" << options << ")\n";
+  }
   return LoweredGroup{
       k.str(), h.str(),
       "group " + std::to_string(index) + " row program [" + nodeList(g, group) + "] over dim " +
           what +
-          (looped ? ": rows in chunks, three passes, ROWS=" : ": whole rows in registers, ROWS=") +
-          std::to_string(t.rows) + ", warps=" + std::to_string(t.warps)};
+          (looped ? ": long rows cut into parts, partial statistics then the output, warps="
+                  : ": whole rows in registers, ROWS=" + std::to_string(t.rows) + ", warps=") +
+          std::to_string(t.warps)};
 }
 
 }  // namespace crucible::synth

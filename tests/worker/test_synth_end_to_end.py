@@ -64,9 +64,9 @@ def shrunk_task(tmp_path, task, constants):
     return path
 
 
-def synthesize_and_verify(tmp_path, task, backend, synth_backend=None, case=None):
+def synthesize_and_verify(tmp_path, task, backend, synth_backend=None, case=None, reference=None):
     constants, n = case or CASES[task]
-    reference = shrunk_task(tmp_path, task, constants)
+    reference = reference or shrunk_task(tmp_path, task, constants)
     out = tmp_path / "out"
     synth = subprocess.run([CRUCIBLE, "synth", str(reference), "-n", str(n), "--out", str(out),
                             "--backend", synth_backend or backend, "--json"],
@@ -120,24 +120,44 @@ def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, ta
 
 
 # A norm whose rows are longer than a program holds in registers (2 x 96 x 96 = 18,432 positions
-# per channel, over the 16,384 limit) is walked in chunks: mean, variance, then the output.
+# per channel, over the 16,384 limit) is cut into parts: partial statistics, then the output.
 LONG_ROW_CASE = ({"batch_size": 2, "in_channels": 3, "out_channels": 4, "height": 96,
                   "width": 96}, 1)
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 @pytest.mark.parametrize("backend", ["interpret", "opencl"])
-def test_long_norm_rows_are_walked_in_chunks(tmp_path, backend):
+def test_long_norm_rows_are_split_across_programs(tmp_path, backend):
     if backend == "opencl" and not os.path.exists(TCL_LIB):
         pytest.skip("libcrucible_tcl is not built")
     synthesize_and_verify(tmp_path, "level2/4_Conv2d_BatchNorm_SiLU.py", backend,
                           case=LONG_ROW_CASE)
     code = (tmp_path / "out" / "candidate_0.py").read_text()
-    assert "# pass 2: the (biased) variance around it" in code
-    assert "for c0 in range(0, R, BLOCK_R):" in code
-    # the norm's input is read in each of the three passes, its weight only when normalising
-    assert code.count("x0 = tl.load(") == 3
+    assert "def k1_row_stats(" in code and "def k1_row(" in code
+    assert code.count("for c0 in range(0, SPAN, BLOCK_R):") == 2
+    # the statistics pass reads only the norm's input; the output pass also its weight and bias
+    assert code.count("x0 = tl.load(") == 2
     assert code.count("x1 = tl.load(") == 1
+    stats_kernel = code[code.index("def k1_row_stats("):code.index("def k1_row(")]
+    assert "p_x1" not in stats_kernel
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_split_group_norm_statistics_survive_a_large_mean(tmp_path):
+    """Group norm over 4 channels x 68 x 68 = 18,496 positions per group (split into parts), on
+    values around 100 with a spread near 1: the variance is a small difference of large numbers,
+    which the parts' statistics, each taken around its own mean, keep within the tolerance."""
+    if not os.path.exists(TCL_LIB):
+        pytest.skip("libcrucible_tcl is not built")
+    reference = shrunk_task(tmp_path, "level2/8_Conv2d_GroupNorm_Mean.py",
+                            {"batch_size": 2, "in_channels": 3, "out_channels": 16,
+                             "num_groups": 4, "height": 70, "width": 70})
+    reference.write_text(reference.read_text().replace("x = self.conv(x)\n",
+                                                       "x = self.conv(x) + 100.0\n"))
+    case = ({}, 1)
+    synthesize_and_verify(tmp_path, reference.name, "opencl", case=case, reference=reference)
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert "_row_stats(" in code
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
