@@ -24,7 +24,6 @@ class Sha256 {
   static std::string hex(const Digest& digest);
 
  private:
-  void compress(const std::uint8_t* block);
   void reset();
 
   std::array<std::uint32_t, 8> state_{};

@@ -20,6 +20,7 @@
 
 #include "core/store/migrations.h"
 #include "core/store/sha256.h"
+#include "core/store/sha256_detail.h"
 #include "core/store/sqlite.h"
 #include "core/store/store.h"
 
@@ -162,17 +163,37 @@ class StoreTest : public ::testing::Test {
 
 // --- SHA-256 ----------------------------------------------------------------------------------
 
+// Runs `check` with the portable code, then with the fastest this CPU has (the SHA extensions
+// where present), so every expectation holds for both.
+template <class Check>
+void onBothPaths(Check check) {
+  for (const bool portable : {true, false}) {
+    SCOPED_TRACE(portable ? "portable" : "fastest");
+    detail::sha256ForcePortable(portable);
+    check();
+  }
+  detail::sha256ForcePortable(false);
+}
+
+std::string randomBytes(std::size_t size, std::mt19937& rng) {
+  std::string out(size, '\0');
+  for (char& byte : out) byte = static_cast<char>(rng());
+  return out;
+}
+
 TEST(StoreSha256, StandardVectors) {
-  EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(
-      sha256Hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnop"
-                "qklmnopqrlmnopqrsmnopqrstnopqrstu"),
-      "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
-  EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  onBothPaths([] {
+    EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(
+        sha256Hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnop"
+                  "qklmnopqrlmnopqrsmnopqrstnopqrstu"),
+        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+    EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  });
 }
 
 TEST(StoreSha256, PaddingBoundaries) {
@@ -187,9 +208,11 @@ TEST(StoreSha256, PaddingBoundaries) {
       {119, "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb"},
       {120, "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c"},
   };
-  for (const auto& [length, expected] : cases) {
-    EXPECT_EQ(sha256Hex(std::string(length, 'a')), expected) << length;
-  }
+  onBothPaths([&] {
+    for (const auto& [length, expected] : cases) {
+      EXPECT_EQ(sha256Hex(std::string(length, 'a')), expected) << length;
+    }
+  });
 }
 
 TEST(StoreSha256, IncrementalEqualsOneShotAtEverySplit) {
@@ -204,6 +227,54 @@ TEST(StoreSha256, IncrementalEqualsOneShotAtEverySplit) {
     hasher.update(std::string_view(data).substr(0, split));
     hasher.update(std::string_view(data).substr(split));
     EXPECT_EQ(Sha256::hex(hasher.finish()), expected) << split;  // finish() resets
+  }
+}
+
+TEST(StoreSha256, UpdatesInAwkwardPiecesEqualOneShot) {
+  // Pieces of 1, 63, 64 and 65 bytes leave the buffer partly full, exactly full or spilling, and
+  // random pieces mix whole-block runs with buffered tails.
+  std::mt19937 rng(20261127);
+  const std::string data = randomBytes(5000, rng);
+  onBothPaths([&] {
+    const std::string expected = sha256Hex(data);
+    for (const std::size_t piece : {1, 63, 64, 65}) {
+      Sha256 hasher;
+      for (std::size_t at = 0; at < data.size(); at += piece) {
+        hasher.update(std::string_view(data).substr(at, piece));
+      }
+      EXPECT_EQ(Sha256::hex(hasher.finish()), expected) << piece;
+    }
+    for (int trial = 0; trial < 50; ++trial) {
+      Sha256 hasher;
+      for (std::size_t at = 0; at < data.size();) {
+        const std::size_t piece = std::uniform_int_distribution<std::size_t>(0, 300)(rng);
+        hasher.update(std::string_view(data).substr(at, piece));
+        at += piece;
+      }
+      EXPECT_EQ(Sha256::hex(hasher.finish()), expected) << trial;
+    }
+    Sha256 million;
+    const std::string tenThousand(10000, 'a');
+    for (int i = 0; i < 100; ++i) million.update(tenThousand);
+    EXPECT_EQ(Sha256::hex(million.finish()),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  });
+}
+
+TEST(StoreSha256, ShaExtensionsAgreeWithPortableCode) {
+  if (!detail::sha256HasShaExtensions()) GTEST_SKIP() << "this CPU has no SHA extensions";
+  std::mt19937 rng(7);
+  std::vector<std::size_t> lengths;
+  for (std::size_t length = 0; length <= 1100; ++length) lengths.push_back(length);
+  for (int i = 0; i < 20; ++i) {
+    lengths.push_back(std::uniform_int_distribution<std::size_t>(1100, 1 << 20)(rng));
+  }
+  for (const std::size_t length : lengths) {
+    const std::string data = randomBytes(length, rng);
+    detail::sha256ForcePortable(true);
+    const std::string portable = sha256Hex(data);
+    detail::sha256ForcePortable(false);
+    ASSERT_EQ(sha256Hex(data), portable) << length;
   }
 }
 
