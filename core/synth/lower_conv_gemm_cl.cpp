@@ -178,13 +178,16 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)\n";
   h << kHost << "_bw = min(max(triton.next_power_of_2(" << dom << "[" << rank - 1 << "]), 16), "
     << blockW << ")\n";
+  // K blocks no wider than the input's channels (few channels would leave most of each block
+  // masked), and at least 16, tl.dot's smallest K.
+  h << kHost << "_bk = min(" << t.blockK << ", max(16, triton.next_power_of_2(_x.shape[1])))\n";
   h << kHost << "_rows = " << (twoD ? std::to_string(t.blockM) + " // _bw" : "1") << "\n";
   h << kHost << "_grid = (" << dom << "[0] * "
     << (twoD ? "triton.cdiv(" + dom + "[2], _rows) * " : "") << "triton.cdiv(" << dom << "["
     << rank - 1 << "], _bw), triton.cdiv(" << dom << "[1], " << t.blockN << "))\n";
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << ", " << s.launchConstants()
-    << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=" << t.blockK
-    << launchOptions(t) << ")\n";
+    << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk" << launchOptions(t)
+    << ")\n";
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " conv [" + nodeList(g, group) +
                           "]: implicit GEMM through tl.dot over channels-last copies, epilogue "

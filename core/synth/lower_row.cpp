@@ -54,7 +54,7 @@ struct RowLayout {
 
 /// Rows up to this length are held whole; longer ones (norms only) are walked in chunks of kChunk.
 constexpr std::int64_t kWholeRowLimit = 16384;
-constexpr int kChunk = 4096;
+constexpr int kChunk = 2048;
 /// How many programs the parts of long rows aim at: enough to fill a large GPU twice over.
 constexpr int kSplitPrograms = 4096;
 
@@ -295,29 +295,30 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
              "start = (tl.program_id(0) % SPLITS) * SPAN\n" + kBody +
              "for c0 in range(0, SPAN, BLOCK_R):\n" + indented(chunk);
     };
-    const std::string statsInner = std::string(kBody) + "lane_n += fmask.to(tl.float32)\n" + kBody +
-                                   "delta = tl.where(fmask, " + x + " - lane_mean, 0.0)\n" + kBody +
-                                   "lane_mean += delta / tl.maximum(lane_n, 1.0)\n" + kBody +
-                                   "lane_m2 += delta * tl.where(fmask, " + x +
-                                   " - lane_mean, 0.0)\n";
+    // Each chunk's count, mean and squared deviations around that mean, merged into the part's
+    // running ones by Chan, Golub and LeVeque's pairwise formula: no division per element, and
+    // no sum of squares whose difference would cancel when the mean is large.
+    const std::string statsInner =
+        std::string(kBody) + "chunk_n = tl.sum(fmask.to(tl.float32), axis=0)\n" + kBody +
+        "chunk_mean = tl.sum(tl.where(fmask, " + x +
+        ", 0.0), axis=0) / tl.maximum(chunk_n, 1.0)\n" + kBody + "chunk_d = tl.where(fmask, " + x +
+        " - chunk_mean, 0.0)\n" + kBody + "total = n + chunk_n\n" + kBody +
+        "delta = chunk_mean - mean\n" + kBody + "mean += delta * (chunk_n / total)\n" + kBody +
+        "m2 += tl.sum(chunk_d * chunk_d, axis=0) + delta * delta * (n * chunk_n / total)\n" +
+        kBody + "n = total\n";
     auto statsSig = signature(before + x, false, true);
     statsSig.constexprs({"BLOCK_R"});
     k << statsSig.def(name + "_stats");
     k << kBody << "# " << nodeList(g, group) << " over dim " << what
       << ", pass 1 of 2: each program reads one part\n"
       << kBody << "# (SPAN columns) of one row and writes the part's mean and sum of squared\n"
-      << kBody << "# deviations, kept per lane by Welford's update, to p_stats.\n";
-    k << kBody << "lane_n = tl.zeros((BLOCK_R,), dtype=tl.float32)\n";
-    k << kBody << "lane_mean = tl.zeros((BLOCK_R,), dtype=tl.float32)\n";
-    k << kBody << "lane_m2 = tl.zeros((BLOCK_R,), dtype=tl.float32)\n";
+      << kBody << "# deviations, merged chunk by chunk, to p_stats.\n";
+    k << kBody << "n = 0.0\n";
+    k << kBody << "mean = 0.0\n";
+    k << kBody << "m2 = 0.0\n";
     k << part(statsInner);
-    k << kBody << "# the lanes combined (Chan, Golub and LeVeque's pairwise formula)\n";
-    k << kBody << "n = tl.sum(lane_n, axis=0)\n";
-    k << kBody << "mean = tl.sum(lane_n * lane_mean, axis=0) / n\n";
-    k << kBody << "dev = lane_mean - mean\n";
     k << kBody << "tl.store(p_stats + tl.program_id(0) * 2, mean)\n";
-    k << kBody << "tl.store(p_stats + tl.program_id(0) * 2 + 1, "
-      << "tl.sum(lane_m2 + lane_n * dev * dev, axis=0))\n\n\n";
+    k << kBody << "tl.store(p_stats + tl.program_id(0) * 2 + 1, m2)\n\n\n";
     auto outSig = signature("", true, true);
     outSig.constexprs({"SPLITS_P2", "BLOCK_R"});
     k << outSig.def(name);
@@ -374,8 +375,10 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
     h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
   }
-  // Long rows (a norm over a whole image) get more warps, so each thread holds fewer elements.
-  h << kHost << "_warps = max(" << t.warps << ", min(16, _block_r // 2048))\n";
+  // Long rows (a norm over a whole image) get more warps, so each thread holds fewer elements;
+  // a part's chunks, 8 per thread (more would spill the registers the index math needs).
+  h << kHost << "_warps = max(" << t.warps << ", "
+    << (looped ? "_block_r // 256" : "min(16, _block_r // 2048)") << ")\n";
   h << bindOperands(ops);
   const std::string options =
       ", BLOCK_R=_block_r, num_warps=_warps" +

@@ -213,7 +213,9 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
             std::string::npos);
   EXPECT_NE(first.find("_bw = min(max(triton.next_power_of_2(_dom0[3]), 16), 64)"),
             std::string::npos);
-  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=32, num_warps=4, "
+  EXPECT_NE(first.find("_bk = min(32, max(16, triton.next_power_of_2(_x.shape[1])))"),
+            std::string::npos);
+  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=_bk, num_warps=4, "
                        "num_stages=4"),
             std::string::npos);
   EXPECT_NE(r.candidates[0].label.find("channels-last"), std::string::npos);
