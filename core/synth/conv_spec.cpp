@@ -24,6 +24,15 @@ std::string ConvSpec::outputCoordinates(const std::string& index) const {
   return s;
 }
 
+bool ConvSpec::channelsLastApplies() const {
+  if (!gemmApplies()) return false;
+  if (kind == Kind::Conv) return true;
+  for (int d : dil) {
+    if (d != 1) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> ConvSpec::constantNames() const {
   std::vector<std::string> names;
   for (int i = 0; i < spatial; ++i) {

@@ -21,6 +21,9 @@ struct ConvSpec {
   int windowSize() const;
   /// Implicit GEMM (lower_conv_gemm.cpp) covers ungrouped convolutions, transposed or not.
   bool gemmApplies() const { return !pool() && groups == 1; }
+  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those, transposed ones only without
+  /// dilation (their taps then fall into one class per output position modulo the stride).
+  bool channelsLastApplies() const;
   /// The kernel's name for spatial dim i: "h", "w" (2-D) or "w" (1-D).
   std::string axis(int i) const { return spatial == 1 || i == 1 ? "w" : "h"; }
   /// Kernel lines taking `index` apart into output coordinates o<axis> (the last fastest), with

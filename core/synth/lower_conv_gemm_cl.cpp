@@ -1,11 +1,14 @@
-// Forward convolutions (1-D and 2-D, one group) as implicit GEMM over channels-last copies: the
-// GPU form. Two small kernels copy the input to (B, spatial..., C_in) and the weight to
+// Convolutions (1-D and 2-D, one group) as implicit GEMM over channels-last copies: the GPU
+// form. Two small kernels copy the input to (B, spatial..., C_in) and the weight to
 // (C_out, taps..., C_in), so that both tl.dot operands are read along K (the input channels),
 // the layout tensor cores take directly; the product then walks K as (tap, channel block), with
 // each tap's input offsets computed once per step instead of a % and // per element. A program's
 // rows are ROWS output rows x BLOCK_W columns (a power of two), so Triton sees the columns as
 // consecutive. On an H100 this ran 3.3-3.8x faster than lower_conv_gemm.cpp's form on the level-2
 // shapes at --scale 4 (scripts/conv_gemm_study.py, docs/PERFORMANCE.md).
+// Transposed convolutions (without dilation) take the same form split by stride class: output o
+// is reached through tap k only where S divides o + P - k, so the outputs of one class
+// (o + P) mod S share their taps, every S-th one; the flat form masked the others out per tap.
 #include <sstream>
 
 #include "core/synth/conv_spec.h"
@@ -68,10 +71,13 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   const auto spec = convSpec(g, cv, why);
   if (!spec) return std::nullopt;
   const ConvSpec& s = *spec;
-  if (!s.gemmApplies() || s.kind != ConvSpec::Kind::Conv) {
-    why = cv.op + ": the channels-last implicit GEMM covers ungrouped forward convolutions";
+  if (!s.channelsLastApplies()) {
+    why = cv.op +
+          ": the channels-last implicit GEMM covers ungrouped convolutions (transposed "
+          "ones without dilation)";
     return std::nullopt;
   }
+  const bool transposed = s.kind == ConvSpec::Kind::Transposed;
   const int sd = s.spatial, rank = sd + 2;
   const bool twoD = sd == 2;
   const std::string dom = "_dom" + std::to_string(index);
@@ -112,47 +118,83 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     << " as implicit GEMM over channels-last copies: rows are\n"
     << kBody << "# ROWS x BLOCK_W output positions of one image, columns output channels, K runs\n"
     << kBody << "# over (tap, input channel block); out-of-range taps are the zero padding.\n";
+  if (transposed) {
+    k << kBody << "# Transposed: output o takes input (o + P - k) / S through tap k only where S\n"
+      << kBody << "# divides o + P - k, so a program takes the positions of one class c = (o + P)\n"
+      << kBody << "# mod S (grid axis 2), whose taps are exactly c, c + S, c + 2S, ...\n";
+  }
   k << kBody << "pid_m = tl.program_id(0)\n" << kBody << "pid_n = tl.program_id(1)\n";
-  k << kBody << "tiles_w = tl.cdiv(Ow, BLOCK_W)\n";
+  // A transposed convolution's output positions along axis `a`: every S-th one of its class,
+  // `index` counting them, and q<a>, the input position of the class's first tap.
+  auto classAxis = [&](const std::string& a, const std::string& index, const std::string& of) {
+    const std::string o = "o" + a, S = "S" + a, P = "P" + a, c = "c" + a;
+    return std::string(kBody) + c + " = " + of + "\n" + kBody + o + " = (" + c + " + " + S + " - " +
+           P + " % " + S + ") % " + S + " + " + index + " * " + S + "\n" + kBody + "q" + a +
+           " = (" + o + " + " + P + " - " + c + ") // " + S + "\n";
+  };
+  const std::string perW = transposed ? "tl.cdiv(Ow, Sw)" : "Ow";
+  const std::string perH = transposed ? "tl.cdiv(Oh, Sh)" : "Oh";
+  k << kBody << "tiles_w = tl.cdiv(" << perW << ", BLOCK_W)\n";
   if (twoD) {
-    k << kBody << "tiles_h = tl.cdiv(Oh, ROWS)\n"
+    k << kBody << "tiles_h = tl.cdiv(" << perH << ", ROWS)\n"
       << kBody << "bi = pid_m // (tiles_w * tiles_h)\n"
       << kBody << "th = (pid_m // tiles_w) % tiles_h\n";
   } else {
     k << kBody << "bi = pid_m // tiles_w\n";
   }
   k << kBody << "r = tl.arange(0, ROWS * BLOCK_W)\n";
-  k << kBody << "ow = (pid_m % tiles_w) * BLOCK_W + r % BLOCK_W\n";
-  if (twoD) {
-    k << kBody << "oh = th * ROWS + r // BLOCK_W\n" << kBody << "m_ok = (oh < Oh) & (ow < Ow)\n";
+  // ow/oh as before, with the class offset and stride for a transposed convolution
+  const std::string wIndex = "((pid_m % tiles_w) * BLOCK_W + r % BLOCK_W)";
+  const std::string hIndex = "(th * ROWS + r // BLOCK_W)";
+  if (!transposed) {
+    k << kBody << "ow = (pid_m % tiles_w) * BLOCK_W + r % BLOCK_W\n";
+    if (twoD) k << kBody << "oh = th * ROWS + r // BLOCK_W\n";
   } else {
-    k << kBody << "m_ok = ow < Ow\n";
+    k << classAxis("w", wIndex, twoD ? "tl.program_id(2) % Sw" : "tl.program_id(2)");
+    if (twoD) k << classAxis("h", hIndex, "tl.program_id(2) // Sw");
   }
+  k << kBody << (twoD ? "m_ok = (oh < Oh) & (ow < Ow)\n" : "m_ok = ow < Ow\n");
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
   k << kBody << "n_ok = rn < C_OUT\n";
   k << kBody << "# the channels-last input is (B, " << (twoD ? "Ih, Iw" : "Iw")
     << ", C_IN), the weight (C_OUT, " << (twoD ? "Kh, Kw" : "Kw") << ", C_IN)\n";
   k << kBody << "CB = tl.cdiv(C_IN, BLOCK_K)\n";
   k << kBody << "acc = tl.zeros((ROWS * BLOCK_W, BLOCK_N), dtype=tl.float32)\n";
-  k << kBody << "for step in range(0, " << (twoD ? "Kh * Kw" : "Kw") << " * CB):\n";
-  k << b2 << "tap = step // CB\n";
+  if (transposed) {
+    k << kBody << "TW = tl.cdiv(Kw - cw, Sw)  # the class's taps along each axis\n";
+    if (twoD) k << kBody << "TH = tl.cdiv(Kh - ch, Sh)\n";
+    k << kBody << "for step in range(0, " << (twoD ? "TH * TW" : "TW") << " * CB):\n";
+    k << b2 << "tap = step // CB\n";
+    if (twoD) {
+      k << b2 << "kh = ch + (tap // TW) * Sh\n" << b2 << "kw = cw + (tap % TW) * Sw\n";
+      k << b2 << "ih = qh - tap // TW\n" << b2 << "iw = qw - tap % TW\n";
+    } else {
+      k << b2 << "kw = cw + tap * Sw\n" << b2 << "iw = qw - tap\n";
+    }
+  } else {
+    k << kBody << "for step in range(0, " << (twoD ? "Kh * Kw" : "Kw") << " * CB):\n";
+    k << b2 << "tap = step // CB\n";
+    if (twoD) {
+      k << b2 << "kh = tap // Kw\n" << b2 << "kw = tap % Kw\n";
+      k << b2 << "ih = oh * Sh - Ph + kh * Dh\n";
+      k << b2 << "iw = ow * Sw - Pw + kw * Dw\n";
+    } else {
+      k << b2 << "kw = tap\n" << b2 << "iw = ow * Sw - Pw + tap * Dw\n";
+    }
+  }
   k << b2 << "rk = (step % CB) * BLOCK_K + tl.arange(0, BLOCK_K)\n";
   k << b2 << "k_ok = rk < C_IN\n";
   if (twoD) {
-    k << b2 << "kh = tap // Kw\n" << b2 << "kw = tap % Kw\n";
-    k << b2 << "ih = oh * Sh - Ph + kh * Dh\n";
-    k << b2 << "iw = ow * Sw - Pw + kw * Dw\n";
     k << b2 << "ok = m_ok & (ih >= 0) & (ih < Ih) & (iw >= 0) & (iw < Iw)\n";
     k << b2 << "pos = (bi * Ih + ih) * Iw + iw\n";
   } else {
-    k << b2 << "iw = ow * Sw - Pw + tap * Dw\n";
     k << b2 << "ok = m_ok & (iw >= 0) & (iw < Iw)\n";
     k << b2 << "pos = bi * Iw + iw\n";
   }
   k << b2 << "a_tile = tl.load(p_x + pos[:, None] * C_IN + rk[None, :],\n"
     << b2 << "                 mask=ok[:, None] & k_ok[None, :], other=0.0)\n";
-  k << b2 << "b_tile = tl.load(p_w + (rn[None, :] * " << (twoD ? "(Kh * Kw)" : "Kw")
-    << " + tap) * C_IN + rk[:, None],\n"
+  k << b2 << "b_tile = tl.load(p_w + (rn[None, :] * "
+    << (twoD ? "(Kh * Kw) + kh * Kw + kw" : "Kw + kw") << ") * C_IN + rk[:, None],\n"
     << b2 << "                 mask=k_ok[:, None] & n_ok[None, :], other=0.0)\n";
   k << b2 << "acc += " << dotCall(t) << "\n";
   k << kBody << "mask = m_ok[:, None] & n_ok[None, :]\n";
@@ -164,27 +206,40 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   k << storeOutputs(group.stores, coords, "mask");
 
   const int blockW = t.blockM;  // the host narrows it to the output's width
+  const std::string last = dom + "[" + std::to_string(rank - 1) + "]";
+  const std::string sw = std::to_string(s.stride[sd - 1]);
+  const std::string widthPerTile = transposed ? "triton.cdiv(" + last + ", " + sw + ")" : last;
+  std::string heightPerTile;
+  if (twoD) {
+    heightPerTile = transposed ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ")"
+                               : dom + "[2]";
+  }
   std::ostringstream h;
   h << kHost << "# group " << index << ": " << nodeList(g, group)
     << " (implicit GEMM over channels-last copies)\n";
   h << kHost << dom << " = " << host.shape(cv.shape, cv.altShape) << "\n";
   h << kHost << "_x = " << host.value(s.input) << "\n";
-  h << kHost << "_w = " << host.value(s.weight) << "\n";
+  // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
+  h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
   h << channelsLastCopy(copy, "_x", "_xl", sd);
   h << channelsLastCopy(copy, "_w", "_wl", sd);
   for (const auto& out : group.stores) h << allocate(g, out, host);
   h << bindOperands(ops);
-  h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)\n";
-  h << kHost << "_bw = min(max(triton.next_power_of_2(" << dom << "[" << rank - 1 << "]), 16), "
-    << blockW << ")\n";
+  h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"
+    << (transposed ? ", of one stride class" : "") << "\n";
+  h << kHost << "_bw = min(max(triton.next_power_of_2(" << widthPerTile << "), 16), " << blockW
+    << ")\n";
   // K blocks no wider than the input's channels (few channels would leave most of each block
   // masked), and at least 16, tl.dot's smallest K.
   h << kHost << "_bk = min(" << t.blockK << ", max(16, triton.next_power_of_2(_x.shape[1])))\n";
   h << kHost << "_rows = " << (twoD ? std::to_string(t.blockM) + " // _bw" : "1") << "\n";
+  int classes = 1;
+  for (int v : s.stride) classes *= v;
   h << kHost << "_grid = (" << dom << "[0] * "
-    << (twoD ? "triton.cdiv(" + dom + "[2], _rows) * " : "") << "triton.cdiv(" << dom << "["
-    << rank - 1 << "], _bw), triton.cdiv(" << dom << "[1], " << t.blockN << "))\n";
+    << (twoD ? "triton.cdiv(" + heightPerTile + ", _rows) * " : "") << "triton.cdiv("
+    << widthPerTile << ", _bw), triton.cdiv(" << dom << "[1], " << t.blockN << ")"
+    << (transposed ? ", " + std::to_string(classes) : "") << ")\n";
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << ", " << s.launchConstants()
     << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk" << launchOptions(t)
     << ")\n";

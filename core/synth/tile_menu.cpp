@@ -54,9 +54,9 @@ Tiling cl(int m, int n, int k, int warps, int stages) {
 
 struct Present {
   bool pointwise = false, row = false, matmul = false;
-  bool gemmConv = false;     // convolutions implicit GEMM can take
-  bool forwardConv = false;  // of those, forward ones (the channels-last form's)
-  bool directConv = false;   // pooling, grouped and transposed convolutions: direct loops only
+  bool gemmConv = false;          // convolutions implicit GEMM can take
+  bool channelsLastConv = false;  // of those, ones the channels-last form takes
+  bool directConv = false;        // pooling, grouped and transposed convolutions: direct loops only
 };
 
 Present kindsOf(const OpGraph& graph, const Partition& p) {
@@ -69,7 +69,7 @@ Present kindsOf(const OpGraph& graph, const Partition& p) {
       std::string why;
       const auto spec = convSpec(graph, graph.nodes[g.nodes.front()], why);
       (spec && spec->gemmApplies() ? k.gemmConv : k.directConv) = true;
-      k.forwardConv |= spec && spec->gemmApplies() && spec->kind == ConvSpec::Kind::Conv;
+      k.channelsLastConv |= spec && spec->channelsLastApplies();
     }
   }
   return k;
@@ -140,7 +140,7 @@ std::string tileLabel(const OpGraph& g, const Partition& p, const TileSet& t) {
            (m.stages ? " stages=" + std::to_string(m.stages) : "") +
            (m.groupM > 1 ? " group=" + std::to_string(m.groupM) : "") +
            (m.precision != "ieee" ? " " + m.precision : "") +
-           (m.channelsLast && k.forwardConv ? " channels-last" : "");
+           (m.channelsLast && k.channelsLastConv ? " channels-last" : "");
   };
   std::vector<std::string> parts;
   if (k.matmul) parts.push_back("BLOCK=" + product(t.matmul));

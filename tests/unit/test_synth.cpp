@@ -261,7 +261,7 @@ TEST(SynthCodegen, TransposedConvolutionsGatherOnlyTapsOnTheStrideGrid) {
   EXPECT_NE(gemm.find("(ih * Sh == th)"), std::string::npos);
 }
 
-TEST(SynthCodegen, GpuConvolutionsInOneDimensionAreChannelsLastAndTransposedOnesFlat) {
+TEST(SynthCodegen, GpuConvolutionsInOneDimensionAndTransposedOnesAreChannelsLast) {
   json g = convGraph("conv1d", {4, 3, 5}, {2, 4, 8},
                      {{"stride", 1}, {"padding", 2}, {"dilation", 1}, {"groups", 1}});
   g["inputs"][0]["shape"] = {2, 3, 8};
@@ -273,16 +273,27 @@ TEST(SynthCodegen, GpuConvolutionsInOneDimensionAreChannelsLastAndTransposedOnes
   EXPECT_NE(code.find("pos = bi * Iw + iw"), std::string::npos);
   EXPECT_NE(code.find("_rows = 1"), std::string::npos);
   EXPECT_NE(code.find("Kw=5, Sw=1, Pw=2, Dw=1"), std::string::npos);
-  // A transposed convolution has no channels-last form yet: the same tiling writes the flat one.
-  const json t = convGraph(
+  // A transposed convolution: one program per stride class (grid axis 2), its taps c, c + S...
+  json t = convGraph(
       "conv_transpose2d", {3, 4, 3, 3}, {2, 4, 16, 16},
       {{"stride", 2}, {"padding", 1}, {"output_padding", 1}, {"dilation", 1}, {"groups", 1}});
   const SynthResult tr = synthFor(t, "cuda", 1);
   ASSERT_EQ(tr.candidates.size(), 1u) << (tr.unsupported.empty() ? "" : tr.unsupported[0]);
-  EXPECT_EQ(tr.candidates[0].code.find("conv_gemm_cl"), std::string::npos);
-  EXPECT_EQ(tr.candidates[0].label.find("channels-last"), std::string::npos)
-      << tr.candidates[0].label;
-  EXPECT_NE(tr.candidates[0].code.find("def k0_conv_gemm("), std::string::npos);
+  const std::string& tc = tr.candidates[0].code;
+  EXPECT_NE(tc.find("def k0_conv_gemm_cl("), std::string::npos);
+  EXPECT_NE(tc.find("_w = self.conv.weight.transpose(0, 1)"), std::string::npos) << tc;
+  EXPECT_NE(tc.find("oh = (ch + Sh - Ph % Sh) % Sh + (th * ROWS + r // BLOCK_W) * Sh"),
+            std::string::npos);
+  EXPECT_NE(tc.find("for step in range(0, TH * TW * CB):"), std::string::npos);
+  EXPECT_NE(tc.find("triton.cdiv(_dom0[1], 128), 4)"), std::string::npos);
+  EXPECT_NE(tr.candidates[0].label.find("channels-last"), std::string::npos);
+  // With dilation the taps of a class are no longer every S-th: the flat form takes it.
+  t["nodes"][0]["attrs"]["dilation"] = 2;
+  const SynthResult dilated = synthFor(t, "cuda", 1);
+  ASSERT_EQ(dilated.candidates.size(), 1u);
+  EXPECT_EQ(dilated.candidates[0].code.find("conv_gemm_cl"), std::string::npos);
+  EXPECT_EQ(dilated.candidates[0].label.find("channels-last"), std::string::npos);
+  EXPECT_NE(dilated.candidates[0].code.find("def k0_conv_gemm("), std::string::npos);
 }
 
 TEST(SynthCodegen, AdaptivePoolingWithUnevenWindowsAveragesEachWindowItsOwnSize) {

@@ -108,7 +108,53 @@ GPU_CONV_CASES = {
                                               "out_channels": 5, "height": 7, "width": 6}, 1),
     "level2/19_Conv1d_ReLU_MaxPool1d.py": ({"batch_size": 2, "in_channels": 3,
                                             "out_channels": 5, "length": 21}, 1),
+    # transposed, one program per stride class: kernel 3 with padding 1 (classes of 2 and 1
+    # taps), kernel 2 (one tap each) before a group norm, kernel 4
+    "level2/10_ConvTranspose2d_Clamp_Divide.py": ({"batch_size": 2, "in_channels": 5,
+                                                   "out_channels": 6, "height": 7, "width": 9},
+                                                  1),
+    "level2/15_ConvTranspose2d_GELU_GroupNorm.py": ({"batch_size": 2, "in_channels": 3,
+                                                     "out_channels": 8, "height": 5, "width": 6},
+                                                    1),
+    "level1/11_Conv_transpose2d.py": ({"batch_size": 2, "in_channels": 3, "out_channels": 4},
+                                      1),
 }
+
+# Strides that differ per axis and exceed the kernel, padding and output padding, and 1-D.
+ODD_TRANSPOSED = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up2 = nn.ConvTranspose2d(3, 5, (3, 2), stride=(2, 3), padding=(1, 0),
+                                      output_padding=(1, 2))
+        self.up1 = nn.ConvTranspose1d(5, 4, 5, stride=3, padding=2, output_padding=1)
+
+    def forward(self, x):
+        y = self.up2(x)
+        return self.up1(y.mean(dim=2))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 6, 7)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_transposed_convolutions_with_odd_strides_are_verified_on_the_interpreter(tmp_path):
+    reference = tmp_path / "odd_transposed.py"
+    reference.write_text(ODD_TRANSPOSED)
+    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
+                          case=({}, 1), reference=reference)
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert code.count("k0_conv_gemm_cl[_grid]") == 1 and "k2_conv_gemm_cl[_grid]" in code
+    assert "TH = tl.cdiv(Kh - ch, Sh)" in code
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
