@@ -7,8 +7,6 @@
 #include <functional>
 #include <limits>
 
-#include "core/util/locations.h"
-
 namespace crucible {
 
 namespace {
@@ -33,29 +31,42 @@ constexpr std::array<DTypeInfo, 10> kDTypes = {{
     {DType::Bool, "bool", 1, false, std::nullopt},
 }};
 
-const DTypeInfo& info(DType dtype) {
-  for (const auto& i : kDTypes) {
-    if (i.dtype == dtype) return i;
+// Indexed by the enum's value: looked up for every tensor and every at().
+constexpr bool tableInEnumOrder() {
+  for (std::size_t i = 0; i < kDTypes.size(); ++i) {
+    if (static_cast<std::size_t>(kDTypes[i].dtype) != i) return false;
   }
-  return kDTypes[1];
+  return true;
+}
+static_assert(tableInEnumOrder());
+
+const DTypeInfo& info(DType dtype) {
+  const auto i = static_cast<std::size_t>(dtype);
+  return i < kDTypes.size() ? kDTypes[i] : kDTypes[1];
 }
 
 constexpr std::string_view kMagic = "CRUCTP01";
 
 double halfToDouble(std::uint16_t h) {
-  const int sign = (h >> 15) & 1;
+  const std::uint64_t sign = static_cast<std::uint64_t>(h >> 15) << 63;
   const int exponent = (h >> 10) & 0x1F;
-  const int mantissa = h & 0x3FF;
-  double value;
-  if (exponent == 0) {
-    value = std::ldexp(static_cast<double>(mantissa), -24);
-  } else if (exponent == 31) {
-    value = mantissa == 0 ? std::numeric_limits<double>::infinity()
-                          : std::numeric_limits<double>::quiet_NaN();
-  } else {
-    value = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
+  const std::uint64_t mantissa = h & 0x3FF;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in a double
+    const double value = static_cast<double>(mantissa) * 0x1p-24;
+    return h >> 15 ? -value : value;
   }
-  return sign ? -value : value;
+  if (exponent == 31) {
+    const double value = mantissa == 0 ? std::numeric_limits<double>::infinity()
+                                       : std::numeric_limits<double>::quiet_NaN();
+    return h >> 15 ? -value : value;
+  }
+  // Normal: the same exponent and mantissa, re-biased and widened (exact).
+  return std::bit_cast<double>(sign | static_cast<std::uint64_t>(exponent - 15 + 1023) << 52 |
+                               mantissa << 42);
+}
+
+double bfloat16ToDouble(std::uint16_t b) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
 template <typename T>
@@ -63,6 +74,25 @@ T readAs(const std::byte* p) {
   T value;
   std::memcpy(&value, p, sizeof(T));
   return value;
+}
+
+template <typename T, typename Convert>
+void convertRange(const std::byte* p, std::size_t count, double* out, Convert convert) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = convert(readAs<T>(p + i * sizeof(T)));
+}
+
+template <typename T>
+void widenRange(const std::byte* p, std::size_t count, double* out) {
+  convertRange<T>(p, count, out, [](T v) { return static_cast<double>(v); });
+}
+
+template <typename U>
+std::uint64_t countEqual(const std::byte* p, std::size_t count, std::uint64_t bits) {
+  if (bits > std::numeric_limits<U>::max()) return 0;
+  const U want = static_cast<U>(bits);
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < count; ++i) n += readAs<U>(p + i * sizeof(U)) == want;
+  return n;
 }
 
 void collectTensorRefs(const nlohmann::json& value, std::vector<std::size_t>& out) {
@@ -99,12 +129,16 @@ std::optional<std::uint64_t> poisonBits(DType dtype) {
 }
 
 TensorData::TensorData(DType dtype, std::vector<std::int64_t> shape, const std::byte* data)
-    : dtype_(dtype), shape_(std::move(shape)), data_(data), numel_(1) {
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      data_(data),
+      numel_(1),
+      elementSize_(elementSize(dtype)) {
   for (auto d : shape_) numel_ *= static_cast<std::size_t>(d);
 }
 
 double TensorData::at(std::size_t i) const {
-  const std::byte* p = data_ + i * elementSize(dtype_);
+  const std::byte* p = data_ + i * elementSize_;
   switch (dtype_) {
     case DType::Float64:
       return readAs<double>(p);
@@ -113,7 +147,7 @@ double TensorData::at(std::size_t i) const {
     case DType::Float16:
       return halfToDouble(readAs<std::uint16_t>(p));
     case DType::BFloat16:
-      return std::bit_cast<float>(static_cast<std::uint32_t>(readAs<std::uint16_t>(p)) << 16);
+      return bfloat16ToDouble(readAs<std::uint16_t>(p));
     case DType::Int64:
       return static_cast<double>(readAs<std::int64_t>(p));
     case DType::Int32:
@@ -131,8 +165,8 @@ double TensorData::at(std::size_t i) const {
 }
 
 std::uint64_t TensorData::bitsAt(std::size_t i) const {
-  const std::byte* p = data_ + i * elementSize(dtype_);
-  switch (elementSize(dtype_)) {
+  const std::byte* p = data_ + i * elementSize_;
+  switch (elementSize_) {
     case 8:
       return readAs<std::uint64_t>(p);
     case 4:
@@ -141,6 +175,48 @@ std::uint64_t TensorData::bitsAt(std::size_t i) const {
       return readAs<std::uint16_t>(p);
     default:
       return readAs<std::uint8_t>(p);
+  }
+}
+
+void TensorData::toDoubles(std::size_t first, std::size_t count, double* out) const {
+  const std::byte* p = data_ + first * elementSize_;
+  switch (dtype_) {
+    case DType::Float64:
+      return widenRange<double>(p, count, out);
+    case DType::Float32:
+      return widenRange<float>(p, count, out);
+    case DType::Float16:
+      return convertRange<std::uint16_t>(p, count, out, halfToDouble);
+    case DType::BFloat16:
+      return convertRange<std::uint16_t>(p, count, out, bfloat16ToDouble);
+    case DType::Int64:
+      return widenRange<std::int64_t>(p, count, out);
+    case DType::Int32:
+      return widenRange<std::int32_t>(p, count, out);
+    case DType::Int16:
+      return widenRange<std::int16_t>(p, count, out);
+    case DType::Int8:
+      return widenRange<std::int8_t>(p, count, out);
+    case DType::UInt8:
+      return widenRange<std::uint8_t>(p, count, out);
+    case DType::Bool:
+      return convertRange<std::uint8_t>(p, count, out,
+                                        [](std::uint8_t v) { return v != 0 ? 1.0 : 0.0; });
+  }
+}
+
+std::uint64_t TensorData::countBits(std::size_t first, std::size_t count,
+                                    std::uint64_t bits) const {
+  const std::byte* p = data_ + first * elementSize_;
+  switch (elementSize_) {
+    case 8:
+      return countEqual<std::uint64_t>(p, count, bits);
+    case 4:
+      return countEqual<std::uint32_t>(p, count, bits);
+    case 2:
+      return countEqual<std::uint16_t>(p, count, bits);
+    default:
+      return countEqual<std::uint8_t>(p, count, bits);
   }
 }
 
@@ -154,13 +230,23 @@ std::string TensorData::shapeText() const {
 }
 
 ValuePack ValuePack::load(const std::string& path) {
-  auto raw = readFile(path);
-  if (!raw) throw ValuePackError(path + ": cannot open");
-  return parse(*raw, path);
+  auto file = readFileBytes(path);
+  if (!file) throw ValuePackError(path + ": cannot open");
+  return parse(std::move(*file), path);
 }
 
-ValuePack ValuePack::parse(std::string_view raw, const std::string& path) {
+ValuePack ValuePack::parse(std::string_view bytes, const std::string& name) {
+  FileBytes copy;
+  copy.data = std::make_unique_for_overwrite<std::byte[]>(bytes.size());
+  copy.size = bytes.size();
+  std::memcpy(copy.data.get(), bytes.data(), bytes.size());
+  return parse(std::move(copy), name);
+}
+
+ValuePack ValuePack::parse(FileBytes file, const std::string& path) {
   ValuePack pack;
+  pack.file_ = std::move(file);
+  const std::string_view raw = pack.file_.view();
   if (raw.size() < 16 || std::string_view(raw.data(), 8) != kMagic) {
     throw ValuePackError(path + ": not a value pack (bad magic)");
   }
@@ -175,8 +261,8 @@ ValuePack ValuePack::parse(std::string_view raw, const std::string& path) {
   }
   if (!header.is_object()) throw ValuePackError(path + ": header is not a JSON object");
   const std::size_t dataStart = 16 + headerLength;
-  pack.bytes_.resize(raw.size() - dataStart);
-  std::memcpy(pack.bytes_.data(), raw.data() + dataStart, pack.bytes_.size());
+  const std::byte* data = pack.file_.data.get() + dataStart;
+  const std::size_t dataSize = raw.size() - dataStart;
   pack.value_ = header.value("value", nlohmann::json());
 
   const auto& tensors = header.value("tensors", nlohmann::json::array());
@@ -191,12 +277,11 @@ ValuePack ValuePack::parse(std::string_view raw, const std::string& path) {
     }
     const auto offset = t.value("offset", std::uint64_t{0});
     const auto nbytes = t.value("nbytes", std::uint64_t{0});
-    if (nbytes != numel * elementSize(*dtype) || offset > pack.bytes_.size() ||
-        nbytes > pack.bytes_.size() - offset) {
+    if (nbytes != numel * elementSize(*dtype) || offset > dataSize || nbytes > dataSize - offset) {
       throw ValuePackError(path + ": tensor " + std::to_string(pack.tensors_.size()) +
                            " has inconsistent size or offset");
     }
-    pack.tensors_.emplace_back(*dtype, std::move(shape), pack.bytes_.data() + offset);
+    pack.tensors_.emplace_back(*dtype, std::move(shape), data + offset);
   }
   std::vector<std::size_t> refs;
   collectTensorRefs(pack.value_, refs);
