@@ -71,6 +71,11 @@ struct PackComparison {
 PackComparison comparePacks(const ValuePack& expected, const ValuePack& actual,
                             const ToleranceTable& tolerances, MatchRule rule = MatchRule::AllClose);
 
+/// comparePacks(...).ok(), for a yes or no: under AllClose it stops at the first element that
+/// does not match and keeps no statistics.
+bool packsMatch(const ValuePack& expected, const ValuePack& actual,
+                const ToleranceTable& tolerances, MatchRule rule = MatchRule::AllClose);
+
 /// True when both packs have the same structure and identical tensor bytes.
 bool bitwiseEqual(const ValuePack& a, const ValuePack& b);
 
@@ -84,7 +89,8 @@ struct Degeneracy {
   nlohmann::json toJson() const;
 };
 
-/// Assesses the reference's outputs over the trials (each a pack of the same structure).
+/// Assesses the reference's outputs over the trials (each a pack of the same structure), in
+/// chunks on several threads (core/verify/degeneracy.cpp).
 Degeneracy assessDegeneracy(const std::vector<const ValuePack*>& trials,
                             const ToleranceTable& tolerances);
 
