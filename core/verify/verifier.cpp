@@ -9,11 +9,10 @@
 #include <filesystem>
 
 #include "core/proc/process.h"
-#include "core/store/sha256.h"
 #include "core/task/extract.h"
 #include "core/util/locations.h"
+#include "core/verify/compare_outputs.h"
 #include "core/verify/judge.h"
-#include "core/verify/value_pack.h"
 #include "core/verify/worker_stage.h"
 
 namespace crucible {
@@ -62,119 +61,6 @@ void checkReferenceStatically(const std::string& path, const json& ref) {
     if (!ref.contains(key) || ref[key].is_null()) {
       throw BadInput(path + ": not a KernelBench reference: it does not define " +
                      std::string(what));
-    }
-  }
-}
-
-std::optional<ValuePack> loadPack(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  try {
-    return ValuePack::load(path.string());
-  } catch (const ValuePackError&) {
-    return std::nullopt;  // a malformed pack is as good as no output
-  }
-}
-
-/// Loads the candidate side's packs, trusting only files whose digest the worker reported:
-/// the candidate shares the folder and could replace a file after the worker wrote it.
-class CandidatePacks {
- public:
-  CandidatePacks(fs::path dir, const json& facts, std::vector<std::string>& replaced)
-      : dir_(std::move(dir)), replaced_(replaced) {
-    if (facts.is_object() && facts.contains("files") && facts["files"].is_object()) {
-      digests_ = facts["files"];
-    }
-  }
-
-  std::optional<ValuePack> load(const std::string& name) const {
-    // Hash and parse the same bytes, read once.
-    auto bytes = readFile((dir_ / name).string());
-    if (!bytes) return std::nullopt;
-    if (digests_) {
-      const bool known = digests_->contains(name) && (*digests_)[name].is_string();
-      if (!known || (*digests_)[name].get<std::string>() != store::sha256Hex(*bytes)) {
-        replaced_.push_back(name);
-        return std::nullopt;
-      }
-    }
-    try {
-      return ValuePack::parse(*bytes, (dir_ / name).string());
-    } catch (const ValuePackError&) {
-      return std::nullopt;  // a malformed pack is as good as no output
-    }
-  }
-
- private:
-  fs::path dir_;
-  std::optional<json> digests_;
-  std::vector<std::string>& replaced_;
-};
-
-/// Reads every pack the two runs wrote and makes the comparisons the judge needs.
-void compareOutputs(const JobDir& job, int trials, const ToleranceTable& tolerances,
-                    Observations& o) {
-  const CandidatePacks cand(job / "cand", o.candidateFacts, o.replacedFiles);
-  std::vector<std::optional<ValuePack>> expected, actual;
-  for (int k = 0; k < trials; ++k) {
-    const std::string n = std::to_string(k);
-    expected.push_back(loadPack(job / "ref" / ("expected_" + n + ".ctp")));
-    actual.push_back(cand.load("actual_" + n + ".ctp"));
-  }
-  std::vector<const ValuePack*> expectedPtrs;
-  for (const auto& e : expected) {
-    if (e) expectedPtrs.push_back(&*e);
-  }
-  o.degeneracy = assessDegeneracy(expectedPtrs, tolerances);
-  const MatchRule rule = o.degeneracy.degenerate ? MatchRule::RelativeNorm : MatchRule::AllClose;
-
-  for (int k = 0; k < trials; ++k) {
-    o.trials.push_back(expected[k] && actual[k]
-                           ? std::optional(comparePacks(*expected[k], *actual[k], tolerances, rule))
-                           : std::nullopt);
-    auto timed = cand.load("timed_" + std::to_string(k) + ".ctp");
-    o.timed.push_back(expected[k] && timed
-                          ? std::optional(comparePacks(*expected[k], *timed, tolerances, rule))
-                          : std::nullopt);
-  }
-  auto expectedAlt = loadPack(job / "ref" / "expected_alt.ctp");
-  auto actualAlt = cand.load("actual_alt.ctp");
-  if (expectedAlt && actualAlt) o.alt = comparePacks(*expectedAlt, *actualAlt, tolerances, rule);
-
-  if (actual.empty() || !actual[0]) return;
-  const ValuePack& first = *actual[0];
-  ToleranceTable rounding = tolerances;  // "beyond rounding": a tenth of the tolerance
-  rounding.fp32 = {tolerances.fp32.atol / 10, tolerances.fp32.rtol / 10};
-  rounding.fp16 = {tolerances.fp16.atol / 10, tolerances.fp16.rtol / 10};
-  if (auto repeat = cand.load("actual_repeat.ctp")) {
-    o.repeat = comparePacks(first, *repeat, rounding);
-  }
-  if (auto noop = cand.load("actual_noop.ctp")) {
-    o.noop = comparePacks(first, *noop, tolerances);
-  }
-  auto inputs0 = loadPack(job / "inputs" / "inputs_0.ctp");
-  auto after0 = cand.load("inputs_after_0.ctp");
-  if (inputs0 && after0) o.inputsMutated = !bitwiseEqual(*inputs0, *after0);
-
-  // Does the output follow the inputs? Compare trials with trial 0 on both sides.
-  bool allSame = trials >= 2, refVaries = false;
-  for (int k = 1; k < trials; ++k) {
-    if (!actual[k] || !comparePacks(first, *actual[k], tolerances, rule).ok()) allSame = false;
-    if (expected[0] && expected[k] &&
-        !comparePacks(*expected[0], *expected[k], tolerances, rule).ok()) {
-      refVaries = true;
-    }
-  }
-  o.candidateOutputsConstant = allSame;
-  o.referenceOutputsVary = refVaries;
-  if (!allSame) {
-    for (int k = 1; k < trials; ++k) {
-      for (int j = 0; j < k; ++j) {
-        if (actual[k] && actual[j] && expected[k] && expected[j] &&
-            bitwiseEqual(*actual[k], *actual[j]) && !bitwiseEqual(*expected[k], *expected[j])) {
-          o.staleTrials.emplace_back(k, j);
-        }
-      }
     }
   }
 }
@@ -425,7 +311,7 @@ VerifyOutcome verify(const VerifyRequest& request,
 
     report(progress, "judge", "comparing outputs and judging");
     const auto comparing = std::chrono::steady_clock::now();
-    compareOutputs(job.dir(), request.trials, request.tolerances, o);
+    compareOutputs(job.dir().root(), request.trials, request.tolerances, o);
     times.push_back({"compare", secondsSince(comparing)});
   }
 
