@@ -1,5 +1,6 @@
 #include "core/bench/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -53,6 +54,33 @@ json toJson(const BenchReport& r) {
   return j;
 }
 
+/// Where the verifications spent their time, summed over every sample: which stage to make
+/// faster when a run is slow. Empty when no sample says (rows from before stage_seconds).
+std::string verificationTime(const std::vector<TaskResult>& tasks) {
+  std::vector<std::pair<std::string, double>> stages;  // in the order they first appear
+  double total = 0;
+  for (const auto& t : tasks) {
+    for (const auto& sample : t.samples) {
+      for (const auto& time : sample.stageSeconds) {
+        auto it = std::find_if(stages.begin(), stages.end(),
+                               [&](const auto& s) { return s.first == time.stage; });
+        if (it == stages.end()) it = stages.insert(stages.end(), {time.stage, 0.0});
+        it->second += time.seconds;
+        total += time.seconds;
+      }
+    }
+  }
+  if (stages.empty()) return "";
+  std::ostringstream md;
+  md << "## Verification time\n\nSummed over every sample (a reused reference run counts the "
+        "copy).\n\n| stage | seconds | share |\n|---|---|---|\n";
+  for (const auto& [stage, seconds] : stages) {
+    md << "| " << stage << " | " << format("%.1f", seconds) << " | "
+       << percent(total > 0 ? seconds / total : 0) << " |\n";
+  }
+  return md.str() + "\n";
+}
+
 std::string markdownReport(const BenchReport& r, const std::vector<std::string>& plots,
                            const std::string& plotsNote) {
   const Metrics& m = r.metrics;
@@ -98,7 +126,7 @@ std::string markdownReport(const BenchReport& r, const std::vector<std::string>&
        << (m.fastPVsCompile ? percent(m.fastPVsCompile->at(key)) : std::string("not measured"))
        << " |\n";
   }
-  md << "\n";
+  md << "\n" << verificationTime(r.tasks);
   if (!plots.empty()) {
     md << "## Plots\n\n";
     for (const auto& p : plots) md << "![" << p << "](" << p << ")\n\n";

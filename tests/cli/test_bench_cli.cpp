@@ -104,12 +104,15 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   // at 2x, and the same command again takes it back instead of running the task.
   json saved = json::parse(*readFile((report / "results.jsonl").string()));
   EXPECT_EQ(saved["id"], "24_cumprod_rows");
-  saved["samples"] = json::array({{{"verdict", "verified"},
-                                   {"correct", true},
-                                   {"compiled", true},
-                                   {"reference_ms", 2.0},
-                                   {"candidate_ms", 1.0},
-                                   {"compile_ms", nullptr}}});
+  saved["samples"] = json::array(
+      {{{"verdict", "verified"},
+        {"correct", true},
+        {"compiled", true},
+        {"reference_ms", 2.0},
+        {"candidate_ms", 1.0},
+        {"compile_ms", nullptr},
+        {"stage_seconds",
+         {{{"stage", "candidate"}, {"seconds", 3.0}}, {{"stage", "compare"}, {"seconds", 1.0}}}}}});
   saved["chosen"] = 0;
   std::ofstream(report / "results.jsonl") << saved.dump() << "\n";
   const auto second = runCli(benchArgs(dir_));
@@ -123,6 +126,11 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   EXPECT_EQ(again["tasks"][0]["speedup"], 2.0);
   EXPECT_EQ(again["fast_p"]["1.5"], 1.0);
   EXPECT_EQ(again["fast_p"]["2"], 0.0);
+  // The report sums the samples' verification stages.
+  const std::string md = *readFile((report / "report.md").string());
+  EXPECT_NE(md.find("## Verification time"), std::string::npos) << md;
+  EXPECT_NE(md.find("| candidate | 3.0 | 75.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| compare | 1.0 | 25.0% |"), std::string::npos) << md;
 
   // Other settings in the same folder are refused rather than mixed; --fresh starts over.
   auto other = benchArgs(dir_);

@@ -74,6 +74,7 @@ TEST(BenchRun, VerifiesReportsAndResumes) {
   const fs::path report = dir / "report";
   const std::string md = *readFile((report / "report.md").string());
   EXPECT_NE(md.find("Shrunk tasks"), std::string::npos);
+  EXPECT_NE(md.find("| candidate | "), std::string::npos) << md;  // the verification time
   const json evalResults = json::parse(*readFile((report / "eval_results.json").string()));
   ASSERT_TRUE(evalResults.contains("12") && evalResults.contains("17")) << evalResults.dump();
   EXPECT_EQ(evalResults["12"][0]["correctness"], true);
