@@ -129,7 +129,7 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   auto classAxis = [&](const std::string& a, const std::string& index, const std::string& of) {
     const std::string o = "o" + a, S = "S" + a, P = "P" + a, c = "c" + a;
     return std::string(kBody) + c + " = " + of + "\n" + kBody + o + " = (" + c + " + " + S + " - " +
-           P + " % " + S + ") % " + S + " + " + index + " * " + S + "\n" + kBody + "q" + a +
+           P + " % " + S + ") % " + S + " + (" + index + ") * " + S + "\n" + kBody + "q" + a +
            " = (" + o + " + " + P + " - " + c + ") // " + S + "\n";
   };
   const std::string perW = transposed ? "tl.cdiv(Ow, Sw)" : "Ow";
@@ -143,12 +143,13 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     k << kBody << "bi = pid_m // tiles_w\n";
   }
   k << kBody << "r = tl.arange(0, ROWS * BLOCK_W)\n";
-  // ow/oh as before, with the class offset and stride for a transposed convolution
-  const std::string wIndex = "((pid_m % tiles_w) * BLOCK_W + r % BLOCK_W)";
-  const std::string hIndex = "(th * ROWS + r // BLOCK_W)";
+  // The tile's position counters along each axis: the output positions themselves, or for a
+  // transposed convolution the index of each position within its stride class.
+  const std::string wIndex = "(pid_m % tiles_w) * BLOCK_W + r % BLOCK_W";
+  const std::string hIndex = "th * ROWS + r // BLOCK_W";
   if (!transposed) {
-    k << kBody << "ow = (pid_m % tiles_w) * BLOCK_W + r % BLOCK_W\n";
-    if (twoD) k << kBody << "oh = th * ROWS + r // BLOCK_W\n";
+    k << kBody << "ow = " << wIndex << "\n";
+    if (twoD) k << kBody << "oh = " << hIndex << "\n";
   } else {
     k << classAxis("w", wIndex, twoD ? "tl.program_id(2) % Sw" : "tl.program_id(2)");
     if (twoD) k << classAxis("h", hIndex, "tl.program_id(2) // Sw");

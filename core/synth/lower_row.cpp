@@ -254,6 +254,11 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     what += " and dim " + std::to_string(layout.split) + " in " + std::to_string(layout.parts) +
             " groups";
   }
+  // Built once for the kernels' parameters and the launches' arguments. A split norm's first
+  // kernel takes only what its statistics read.
+  const KernelSignature statsSig =
+      looped ? signature(before + norm->input, false, true) : KernelSignature{};
+  const KernelSignature mainSig = signature("", true, looped);
   std::ostringstream k;
   // The loads of the operands `code` names (all of them when `code` is empty).
   auto loadsFor = [&](const std::string& code) {
@@ -306,9 +311,9 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
         "delta = chunk_mean - mean\n" + kBody + "mean += delta * (chunk_n / total)\n" + kBody +
         "m2 += tl.sum(chunk_d * chunk_d, axis=0) + delta * delta * (n * chunk_n / total)\n" +
         kBody + "n = total\n";
-    auto statsSig = signature(before + x, false, true);
-    statsSig.constexprs({"BLOCK_R"});
-    k << statsSig.def(name + "_stats");
+    KernelSignature statsDef = statsSig;
+    statsDef.constexprs({"BLOCK_R"});
+    k << statsDef.def(name + "_stats");
     k << kBody << "# " << nodeList(g, group) << " over dim " << what
       << ", pass 1 of 2: each program reads one part\n"
       << kBody << "# (SPAN columns) of one row and writes the part's mean and sum of squared\n"
@@ -319,9 +324,9 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     k << part(statsInner);
     k << kBody << "tl.store(p_stats + tl.program_id(0) * 2, mean)\n";
     k << kBody << "tl.store(p_stats + tl.program_id(0) * 2 + 1, m2)\n\n\n";
-    auto outSig = signature("", true, true);
-    outSig.constexprs({"SPLITS_P2", "BLOCK_R"});
-    k << outSig.def(name);
+    KernelSignature outDef = mainSig;
+    outDef.constexprs({"SPLITS_P2", "BLOCK_R"});
+    k << outDef.def(name);
     k << kBody << "# " << nodeList(g, group) << " over dim " << what
       << ", pass 2 of 2: each program combines\n"
       << kBody << "# the SPLITS partial statistics of its row, then normalises its part of it.\n";
@@ -338,9 +343,9 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     k << part(std::string(kBody) + v + "_c = " + x + " - " + v + "_mean\n" + norm->apply + after +
               stores);
   } else {
-    auto sig = signature("", true, false);
-    sig.constexprs({"ROWS", "BLOCK_R"});
-    k << sig.def(name);
+    KernelSignature def = mainSig;
+    def.constexprs({"ROWS", "BLOCK_R"});
+    k << def.def(name);
     k << kBody << "# " << nodeList(g, group) << " over dim " << what
       << ": each program holds ROWS whole rows of R elements.\n";
     k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
@@ -384,14 +389,13 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
       ", BLOCK_R=_block_r, num_warps=_warps" +
       (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : std::string());
   if (looped) {
-    const auto statsSig = signature(before + norm->input, false, true);
     h << kHost << name << "_stats[(_rows * _splits,)](" << join(statsSig.args, ", ") << options
       << ")\n";
-    h << kHost << name << "[(_rows * _splits,)](" << join(signature("", true, true).args, ", ")
+    h << kHost << name << "[(_rows * _splits,)](" << join(mainSig.args, ", ")
       << ", SPLITS_P2=triton.next_power_of_2(_splits)" << options << ")\n";
   } else {
-    h << kHost << name << "[(triton.cdiv(_rows, _per),)]("
-      << join(signature("", true, false).args, ", ") << ", ROWS=_per" << options << ")\n";
+    h << kHost << name << "[(triton.cdiv(_rows, _per),)](" << join(mainSig.args, ", ")
+      << ", ROWS=_per" << options << ")\n";
   }
   return LoweredGroup{
       k.str(), h.str(),
