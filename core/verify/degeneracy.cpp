@@ -30,13 +30,9 @@ void forBlocksOfChunk(std::size_t i, std::size_t numel, Visit visit) {
   for (std::size_t b = begin; b < end; b += kBlock) visit(b, std::min(kBlock, end - b));
 }
 
-std::size_t chunksOf(const TensorData& t) {
-  return (t.numel() + kCompareChunk - 1) / kCompareChunk;
-}
-
 /// The sum (for the mean), the elements near zero and those near `previous`'s (when given).
 FirstPass firstPass(const TensorData& t, const TensorData* previous, double atol) {
-  std::vector<FirstPass> parts(chunksOf(t));
+  std::vector<FirstPass> parts(compareChunks(t.numel()));
   forEachChunk(parts.size(), [&](std::size_t i) {
     FirstPass& p = parts[i];
     std::array<double, kBlock> x{}, prev{};
@@ -63,7 +59,7 @@ FirstPass firstPass(const TensorData& t, const TensorData* previous, double atol
 }
 
 std::uint64_t countNear(const TensorData& t, double centre, double atol) {
-  std::vector<std::uint64_t> parts(chunksOf(t));
+  std::vector<std::uint64_t> parts(compareChunks(t.numel()));
   forEachChunk(parts.size(), [&](std::size_t i) {
     std::array<double, kBlock> x{};
     forBlocksOfChunk(i, t.numel(), [&](std::size_t first, std::size_t n) {

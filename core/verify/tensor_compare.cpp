@@ -64,10 +64,6 @@ int bucketOf(double diff) {
   return b.edgesBelow + (diff >= b.edgeInside);
 }
 
-std::size_t chunkCount(std::size_t numel) {
-  return (numel + kCompareChunk - 1) / kCompareChunk;
-}
-
 /// The AllClose test of one element when either side is not finite: infinities must be equal,
 /// NaN never matches, except a NaN where the reference has NaN too (not the poison pattern).
 bool nonFiniteMatches(double a, double e, const TensorData& actual, std::size_t i,
@@ -272,7 +268,7 @@ void setUpPicture(TensorComparison& c, const std::vector<std::int64_t>& shape) {
 std::uint64_t countPoisoned(const TensorData& t) {
   const auto poison = poisonBits(t.dtype());
   if (!poison) return 0;
-  std::vector<std::uint64_t> counts(chunkCount(t.numel()));
+  std::vector<std::uint64_t> counts(compareChunks(t.numel()));
   forEachChunk(counts.size(), [&](std::size_t i) {
     const std::size_t begin = i * kCompareChunk;
     counts[i] = t.countBits(begin, std::min(kCompareChunk, t.numel() - begin), *poison);
@@ -301,7 +297,7 @@ TensorComparison compareTensors(std::size_t index, const TensorData& e, const Te
   const auto poison = poisonBits(a.dtype());
   setUpPicture(c, e.shape());
   const MapGeometry map(c);
-  std::vector<ChunkStats> chunks(chunkCount(e.numel()));
+  std::vector<ChunkStats> chunks(compareChunks(e.numel()));
   forEachChunk(chunks.size(), [&](std::size_t i) {
     const std::size_t begin = i * kCompareChunk;
     chunks[i] =
@@ -344,7 +340,7 @@ TensorComparison compareTensors(std::size_t index, const TensorData& e, const Te
 bool allClose(const TensorData& e, const TensorData& a, const Tolerance& tol) {
   const auto poison = poisonBits(a.dtype());
   std::atomic<bool> mismatch{false};
-  forEachChunk(chunkCount(e.numel()), [&](std::size_t i) {
+  forEachChunk(compareChunks(e.numel()), [&](std::size_t i) {
     const std::size_t begin = i * kCompareChunk;
     const std::size_t end = std::min(begin + kCompareChunk, e.numel());
     std::array<double, kBlock> ev{}, av{};

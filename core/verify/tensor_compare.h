@@ -17,6 +17,11 @@ namespace crucible {
 /// compared on the calling thread alone.
 inline constexpr std::size_t kCompareChunk = std::size_t{1} << 18;
 
+/// The chunks of a pass over `numel` elements.
+inline constexpr std::size_t compareChunks(std::size_t numel) {
+  return (numel + kCompareChunk - 1) / kCompareChunk;
+}
+
 /// The full comparison of tensor `index`: counts, errors, the picture and the verdict by `rule`.
 TensorComparison compareTensors(std::size_t index, const TensorData& expected,
                                 const TensorData& actual, const ToleranceTable& tolerances,
