@@ -95,15 +95,79 @@ std::uint64_t countEqual(const std::byte* p, std::size_t count, std::uint64_t bi
   return n;
 }
 
-void collectTensorRefs(const nlohmann::json& value, std::vector<std::size_t>& out) {
+// What a header may claim. The worker that writes packs runs user code, so a header is untrusted:
+// every count is checked before it sizes or locates anything.
+constexpr std::size_t kMaxRank = 64;   // far beyond any real tensor; bounds the shape vector
+constexpr int kMaxHeaderDepth = 1000;  // the recursive walks below (and nlohmann's ==, dump)
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw ValuePackError(path + ": " + problem);
+}
+
+/// A JSON value as short text for an error message (a header may hold megabytes of anything).
+std::string excerpt(const nlohmann::json& v) {
+  std::string text = v.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+/// A JSON integer >= 0; nullopt for negatives, fractions, strings, booleans and the rest.
+std::optional<std::uint64_t> countIn(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0)
+    return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  return std::nullopt;
+}
+
+/// The shape of tensor entry `t`: at most kMaxRank dimensions, each a non-negative integer, whose
+/// product (zeros aside) fits int64 and times the element size, `nbytes`, fits 64 bits.
+std::vector<std::int64_t> checkedShape(const nlohmann::json& t, std::size_t elementBytes,
+                                       std::uint64_t& nbytes, const std::string& where) {
+  const auto it = t.find("shape");
+  if (it == t.end() || !it->is_array()) fail(where, "shape is not a list");
+  if (it->size() > kMaxRank) {
+    fail(where, "rank " + std::to_string(it->size()) + " exceeds " + std::to_string(kMaxRank));
+  }
+  std::vector<std::int64_t> shape;
+  shape.reserve(it->size());
+  // Zero dimensions are skipped in the product so that every partial product of the others also
+  // fits: an empty tensor may not claim [0, 2^40, 2^40] either.
+  std::int64_t product = 1;
+  bool empty = false;
+  for (const auto& d : *it) {
+    const auto n = countIn(d);
+    if (!n || *n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail(where, "dimension " + std::to_string(shape.size()) + " is " + excerpt(d) +
+                      ", not a non-negative 64-bit integer");
+    }
+    const auto dim = static_cast<std::int64_t>(*n);
+    if (dim == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(product, dim, &product)) {
+      fail(where, "shape " + excerpt(*it) + " has more elements than 64 bits can count");
+    }
+    shape.push_back(dim);
+  }
+  const std::uint64_t numel = empty ? 0 : static_cast<std::uint64_t>(product);
+  if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(elementBytes), &nbytes)) {
+    fail(where, "shape " + excerpt(*it) + " has more bytes than 64 bits can count");
+  }
+  return shape;
+}
+
+/// Checks every {"tensor": i} in the value names one of `tensors` tensors.
+void checkTensorRefs(const nlohmann::json& value, std::size_t tensors, const std::string& path) {
   if (value.is_object()) {
-    if (value.contains("tensor")) {
-      out.push_back(value["tensor"].get<std::size_t>());
+    if (const auto it = value.find("tensor"); it != value.end()) {
+      const auto index = countIn(*it);
+      if (!index || *index >= tensors) {
+        fail(path, "value refers to tensor " + excerpt(*it) + " of " + std::to_string(tensors));
+      }
       return;
     }
-    for (const auto& [key, child] : value.items()) collectTensorRefs(child, out);
+    for (const auto& [key, child] : value.items()) checkTensorRefs(child, tensors, path);
   } else if (value.is_array()) {
-    for (const auto& child : value) collectTensorRefs(child, out);
+    for (const auto& child : value) checkTensorRefs(child, tensors, path);
   }
 }
 }  // namespace
@@ -255,40 +319,55 @@ ValuePack ValuePack::parse(FileBytes file, const std::string& path) {
   if (headerLength > raw.size() - 16) throw ValuePackError(path + ": header runs past the file");
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(raw.begin() + 16, raw.begin() + 16 + headerLength);
+    // Refused while parsing, before a deep value reaches any recursive walk.
+    const auto depthLimit = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxHeaderDepth) {
+        fail(path, "header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
+      }
+      return true;
+    };
+    header = nlohmann::json::parse(raw.begin() + 16, raw.begin() + 16 + headerLength, depthLimit);
   } catch (const nlohmann::json::exception& e) {
     throw ValuePackError(path + ": header is not JSON: " + e.what());
   }
-  if (!header.is_object()) throw ValuePackError(path + ": header is not a JSON object");
+  if (!header.is_object()) fail(path, "header is not a JSON object");
+  const auto tensors = header.find("tensors");
+  if (!header.contains("value") || tensors == header.end() || !tensors->is_array()) {
+    fail(path, "header needs a \"value\" and a \"tensors\" list");
+  }
   const std::size_t dataStart = 16 + headerLength;
   const std::byte* data = pack.file_.data.get() + dataStart;
-  const std::size_t dataSize = raw.size() - dataStart;
-  pack.value_ = header.value("value", nlohmann::json());
+  const std::uint64_t dataSize = raw.size() - dataStart;
+  pack.value_ = std::move(header["value"]);
 
-  const auto& tensors = header.value("tensors", nlohmann::json::array());
-  for (const auto& t : tensors) {
-    auto dtype = dtypeFromString(t.value("dtype", ""));
-    if (!dtype) throw ValuePackError(path + ": unknown dtype " + t.value("dtype", "?"));
-    std::vector<std::int64_t> shape = t.value("shape", std::vector<std::int64_t>{});
-    std::size_t numel = 1;
-    for (auto d : shape) {
-      if (d < 0) throw ValuePackError(path + ": negative dimension");
-      numel *= static_cast<std::size_t>(d);
+  pack.tensors_.reserve(tensors->size());
+  for (const auto& t : *tensors) {
+    const std::string where = path + ": tensor " + std::to_string(pack.tensors_.size());
+    if (!t.is_object()) fail(where, "entry is not an object");
+    const auto dtypeName = t.find("dtype");
+    const auto dtype = dtypeName != t.end() && dtypeName->is_string()
+                           ? dtypeFromString(dtypeName->get<std::string>())
+                           : std::nullopt;
+    if (!dtype) {
+      fail(where, "unknown dtype " + (dtypeName == t.end() ? "(none)" : excerpt(*dtypeName)));
     }
-    const auto offset = t.value("offset", std::uint64_t{0});
-    const auto nbytes = t.value("nbytes", std::uint64_t{0});
-    if (nbytes != numel * elementSize(*dtype) || offset > dataSize || nbytes > dataSize - offset) {
-      throw ValuePackError(path + ": tensor " + std::to_string(pack.tensors_.size()) +
-                           " has inconsistent size or offset");
+    std::uint64_t expected = 0;
+    auto shape = checkedShape(t, elementSize(*dtype), expected, where);
+    const auto offset = countIn(t.value("offset", nlohmann::json()));
+    const auto nbytes = countIn(t.value("nbytes", nlohmann::json()));
+    if (!offset || !nbytes) fail(where, "offset and nbytes must be non-negative integers");
+    if (*nbytes != expected) {
+      fail(where, "nbytes " + std::to_string(*nbytes) + " does not match shape " +
+                      excerpt(t["shape"]) + " of " + std::string(toString(*dtype)) + " (" +
+                      std::to_string(expected) + " bytes)");
     }
-    pack.tensors_.emplace_back(*dtype, std::move(shape), data + offset);
+    if (*offset > dataSize || *nbytes > dataSize - *offset) {
+      fail(where, "bytes " + std::to_string(*offset) + " + " + std::to_string(*nbytes) +
+                      " run past the end of the data (" + std::to_string(dataSize) + " bytes)");
+    }
+    pack.tensors_.emplace_back(*dtype, std::move(shape), data + *offset);
   }
-  std::vector<std::size_t> refs;
-  collectTensorRefs(pack.value_, refs);
-  for (auto r : refs) {
-    if (r >= pack.tensors_.size())
-      throw ValuePackError(path + ": value refers to a missing tensor");
-  }
+  checkTensorRefs(pack.value_, pack.tensors_.size(), path);
   return pack;
 }
 
