@@ -70,7 +70,8 @@ const std::string kBenchUsage =
         "the\n"
         "                             task's result, and pass@k is reported for k <= K\n"
         "  --jobs J                   tasks at a time (default 1); each runs its own worker\n"
-        "                             processes, so J > 1 makes CPU timings noisier\n"
+        "                             processes; on cuda their timings take turns (the\n"
+        "                             device lock), on the CPU J > 1 makes timings noisier\n"
         "\n"
         "verification (as crucible verify):\n") +
     kVerifyOptionsHelp +

@@ -8,6 +8,7 @@
 
 #include "core/verify/bad_input.h"
 #include "core/verify/channel_auth.h"
+#include "core/verify/device_lock.h"
 
 namespace crucible {
 
@@ -114,9 +115,18 @@ StageRunner::StageRunner(const WorkerLocation& worker, const JobDir& job, std::s
   sandbox_ = proc::probeSandbox();
 }
 
-StageResult StageRunner::run(const std::string& stage, const json& job, const fs::path& scratch,
-                             std::vector<std::string> readOnly, std::vector<std::string> writable,
-                             double timeoutSeconds, std::optional<std::uint64_t> memory) {
+StageResult StageRunner::run(const std::string& stage, const json& givenJob,
+                             const fs::path& scratch, std::vector<std::string> readOnly,
+                             std::vector<std::string> writable, double timeoutSeconds,
+                             std::optional<std::uint64_t> memory) {
+  json job = givenJob;
+  if (stage == "reference" || stage == "candidate") {
+    // The stages that run and time work on the device take turns with other verifications'.
+    if (auto lock = deviceLockPrefix(backend_)) {
+      job["device_lock"] = lock->string();
+      readOnly.push_back(lock->parent_path().string());
+    }
+  }
   const fs::path jobFile = job_.root() / (stage + "-job.json");
   writeFile(jobFile, job.dump(2));
 

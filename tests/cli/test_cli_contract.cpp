@@ -20,10 +20,11 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun runCli(std::vector<std::string> args) {
+CliRun runCli(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
   proc::ProcessSpec spec;
   spec.argv = {CRUCIBLE_TEST_CLI};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = std::move(env);
   for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR"}) {
     if (const char* v = std::getenv(name)) spec.env[name] = v;
   }
@@ -96,6 +97,30 @@ TEST_F(CliContract, JsonSaysWhereTheTimeWent) {
   }
   EXPECT_NEAR(phases, seconds["candidate"], 0.05);
   EXPECT_GT(seconds["candidate"], 0.1);  // a Python process importing torch
+}
+
+TEST_F(CliContract, StagesTakeTheDeviceLockWhereItIsOn) {
+  // By default only cuda stages lock the device; the CPU backends' stages say they had none.
+  ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
+  const json j = json::parse(verified_->out);
+  if (j["backend"] != "cuda") {
+    EXPECT_EQ(j["facts"]["candidate"]["device_lock"]["state"], "no lock was given");
+  }
+  // Switched on, the reference and the candidate (each in its sandbox) hold it to time.
+  const std::string example =
+      std::string(CRUCIBLE_TEST_SOURCE_DIR) + "/resources/examples/silu_residual/";
+  auto locked =
+      runCli({"verify", example + "reference.py", example + "candidate.py", "--json",
+              "--no-compile-baseline", "--reps", "3", "--trials", "2", "--backend", "interpret"},
+             {{"CRUCIBLE_DEVICE_LOCK", "on"}});
+  ASSERT_EQ(locked.exitCode, 0) << locked.err;
+  const json facts = json::parse(locked.out)["facts"];
+  for (const char* stage : {"reference", "candidate"}) {
+    const json& lock = facts[stage]["device_lock"];
+    EXPECT_EQ(lock["state"], "held") << stage << ": " << lock.dump();
+    EXPECT_GE(lock["exclusive_wait_s"].get<double>(), 0) << stage;
+  }
+  EXPECT_TRUE(facts["candidate"]["device_lock"].contains("shared_wait_s"));
 }
 
 TEST_F(CliContract, RunIsStoredAndReadBack) {

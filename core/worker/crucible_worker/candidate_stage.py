@@ -112,6 +112,7 @@ def _empty_facts(job, settings):
         "audit": [],
         "casts": {"downcasts": 0},
         "files": {},
+        "device_lock": {},
     }
 
 
@@ -138,7 +139,7 @@ class CandidateStage:
             import torch._dynamo  # noqa: F401
         except Exception:
             pass
-        from . import guards, loader, timing, value_pack
+        from . import device_lock, guards, loader, timing, value_pack
         self.torch = torch
         self.guards, self.loader, self.timing, self.value_pack = guards, loader, timing, value_pack
         self.job = job
@@ -151,6 +152,8 @@ class CandidateStage:
         self.trials = int(job.get("trials", 5))
         self.settings = dict(DEFAULT_TIMING, **(job.get("timing") or {}))
         self.facts = _empty_facts(job, self.settings)
+        # Opened before any candidate code exists (device_lock.py says why it is there at all).
+        self.device_lock = device_lock.DeviceLock(job.get("device_lock"))
         self.model = None
         self.inputs = []
         self.alt_inputs = None
@@ -191,12 +194,13 @@ class CandidateStage:
             self._construct(module)
         self._check_identities("load")
         if self.model is not None:
-            with torch.no_grad():
+            with torch.no_grad(), self.device_lock.shared(self.facts["device_lock"]):
                 self._forward_steps()
             self._check_identities("forward")
             self._timing_steps()
         # 11. guards re-checked
         self._finish()
+        self.device_lock.close()
         return self.facts
 
     # -- setup
@@ -508,7 +512,7 @@ class CandidateStage:
         samples = []
         try:
             timer = timing.Timer(self.device)
-            with torch.no_grad(), _no_gc():
+            with torch.no_grad(), _no_gc(), self.device_lock.exclusive(self.facts["device_lock"]):
                 samples = timing.measure(timer, forward, input_sets, warmup, reps, min_time_s,
                                          on_result=on_result)
         except BaseException as exc:
@@ -533,7 +537,7 @@ class CandidateStage:
             if result["error"] is None:
                 result["error"] = self.loader.user_error(exc, self.path, "timing")
             return
-        with _no_gc():
+        with _no_gc(), self.device_lock.exclusive(self.facts["device_lock"]):
             self._check_calls(model, args, check_reps, result)
         self.threads.after_forward()
 

@@ -13,7 +13,7 @@ import time
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from . import loader, timing, value_pack
+from . import device_lock, loader, timing, value_pack
 from .loader import UserCodeError
 
 STAGE = "reference"
@@ -44,14 +44,19 @@ def run(job, channel):
         "cost": None,
         "device": None,
         "error": None,
+        "device_lock": {},
     }
+    lock = device_lock.DeviceLock(job.get("device_lock"))
     # Before user code runs: the peaks describe the machine, not what the reference left behind.
     channel.phase("device-peak")
-    facts["device"] = timing.device_peak(device)
+    with lock.exclusive(facts["device_lock"]):
+        facts["device"] = timing.device_peak(device)
     try:
-        _run_reference(job, device, channel, facts)
+        _run_reference(job, device, channel, facts, lock)
     except UserCodeError as exc:
         facts["error"] = exc.to_fact()
+    finally:
+        lock.close()
     return facts
 
 
@@ -62,7 +67,7 @@ def stage_device(job):
     return torch.device("cpu")
 
 
-def _run_reference(job, device, channel, facts):
+def _run_reference(job, device, channel, facts, lock):
     path = job["reference_path"]
     seed = int(job["seed"])
     inputs_dir, out_dir = job["inputs_dir"], job["out_dir"]
@@ -80,6 +85,19 @@ def _run_reference(job, device, channel, facts):
     with _user_code(path):
         model = loader.build_model(module.Model, init, seed, device)
 
+    with lock.shared(facts["device_lock"]):
+        input_sets = _trials(job, module, model, path, device, channel, facts)
+    if not input_sets:
+        return
+    channel.phase("reference-timing")
+    facts["timing"] = _timing(job, model, input_sets, device, path, channel, lock,
+                              facts["device_lock"])
+
+
+def _trials(job, module, model, path, device, channel, facts):
+    """Every trial's inputs and expected outputs, the alternative batch and the cost; returns
+    the trials' inputs, on the device, for the timing."""
+    seed, inputs_dir, out_dir = int(job["seed"]), job["inputs_dir"], job["out_dir"]
     channel.phase("reference-trials")
     input_sets, first_outputs = [], None
     for k in range(int(job["trials"])):
@@ -99,13 +117,10 @@ def _run_reference(job, device, channel, facts):
     channel.phase("reference-alt-batch")
     with _exact_fp32():
         facts["alt_batch"] = _alt_batch(job, module, model, path, device, first_outputs)
-    if not input_sets:
-        return
-    channel.phase("reference-cost")
-    facts["cost"] = _cost(model, input_sets[0], first_outputs)
-    del first_outputs
-    channel.phase("reference-timing")
-    facts["timing"] = _timing(job, model, input_sets, device, path, channel)
+    if input_sets:
+        channel.phase("reference-cost")
+        facts["cost"] = _cost(model, input_sets[0], first_outputs)
+    return input_sets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,16 +265,17 @@ def _cost(model, inputs, outputs):
     return cost
 
 
-def _timing(job, model, input_sets, device, path, channel):
+def _timing(job, model, input_sets, device, path, channel, lock, record):
     settings = dict(DEFAULT_TIMING, **job.get("timing", {}))
     timer = timing.Timer(device)
-    with _user_code(path), torch.no_grad():
+    with _user_code(path), torch.no_grad(), lock.exclusive(record):
         eager = _measure(timer, model, input_sets, settings)
     result = {"eager_ms": timing.median(eager), "eager_samples_ms": eager,
               "compile_ms": None, "compile_samples_ms": None, "compile_error": None}
     if settings["compile_baseline"]:
         channel.phase("reference-compile")
-        samples, error = _compile_timing(timer, model, input_sets, settings, device)
+        samples, error = _compile_timing(timer, model, input_sets, settings, device, lock,
+                                         record)
         result["compile_ms"] = timing.median(samples) if samples else None
         result["compile_samples_ms"] = samples
         result["compile_error"] = error
@@ -275,15 +291,17 @@ class _CompileTimeout(BaseException):
     """BaseException, so no `except Exception` inside torch.compile can swallow it."""
 
 
-def _compile_timing(timer, model, input_sets, settings, device):
-    """(samples, None) for torch.compile(model), or (None, why not)."""
+def _compile_timing(timer, model, input_sets, settings, device, lock, record):
+    """(samples, None) for torch.compile(model), or (None, why not). It compiles beside other
+    workers' device work (the shared lock) and is timed alone (the exclusive one)."""
     try:
         compiled = torch.compile(model)
         with torch.no_grad():
-            with _deadline(COMPILE_LIMIT_S):
+            with _deadline(COMPILE_LIMIT_S), lock.shared(record):
                 compiled(*loader.clone_value(input_sets[0]))  # compiles
                 timing.sync(device)
-            return _measure(timer, compiled, input_sets, settings), None
+            with lock.exclusive(record):
+                return _measure(timer, compiled, input_sets, settings), None
     except _CompileTimeout:
         return None, f"torch.compile took longer than {COMPILE_LIMIT_S} s"
     except Exception as exc:

@@ -1,0 +1,56 @@
+#include "core/verify/device_lock.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace crucible {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool lockingWanted(const std::string& backend) {
+  const char* setting = std::getenv("CRUCIBLE_DEVICE_LOCK");
+  const std::string mode = setting ? setting : "auto";
+  if (mode == "off") return false;
+  if (mode == "on") return true;
+  return backend == "cuda";
+}
+
+/// A directory only this user can change: made if missing, refused if anyone else owns it
+/// or it is a link (another user could otherwise hand us their files to lock).
+bool privateDirectory(const fs::path& dir) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  struct stat info {};
+  if (lstat(dir.c_str(), &info) != 0) return false;
+  return S_ISDIR(info.st_mode) && info.st_uid == getuid() && (info.st_mode & 022) == 0;
+}
+
+bool lockFile(const fs::path& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+}  // namespace
+
+std::optional<fs::path> deviceLockPrefix(const std::string& backend) {
+  if (!lockingWanted(backend)) return std::nullopt;
+  const char* tmp = std::getenv("TMPDIR");
+  const fs::path dir =
+      fs::path(tmp && *tmp ? tmp : "/tmp") / ("crucible-" + std::to_string(getuid()) + "-locks");
+  if (!privateDirectory(dir)) return std::nullopt;
+  // One lock per device the backend runs on: cuda on the GPU, the others on the CPU.
+  const fs::path prefix = dir / (backend == "cuda" ? "cuda" : "cpu");
+  for (const char* suffix : {".gate", ".rw"}) {
+    if (!lockFile(prefix.string() + suffix)) return std::nullopt;
+  }
+  return prefix;
+}
+
+}  // namespace crucible
