@@ -7,6 +7,7 @@
 #include "core/verify/compare.h"
 #include "core/verify/value_pack.h"
 #include "pack_writer.h"
+#include "temp_dir.h"
 
 namespace crucible {
 namespace {
@@ -16,16 +17,13 @@ using test::writePack;
 
 class CompareTest : public ::testing::Test {
  protected:
-  std::string path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() /
-            ("crucible-compare-" + std::to_string(::getpid()) + "-" + name))
-        .string();
-  }
+  std::string path(const std::string& name) { return (dir_.path() / name).string(); }
   ValuePack pack(const std::string& name, std::vector<test::PackTensor> tensors) {
     const auto p = path(name);
     writePack(p, tensors);
     return ValuePack::load(p);
   }
+  test::TempDir dir_{"crucible-compare"};
 };
 
 TEST_F(CompareTest, EqualWithinToleranceMatches) {

@@ -1,25 +1,27 @@
 // The picture of a mismatch that the GUI draws: the error histogram by decade and the map of
 // where mismatching elements are, kept in JSON only for a tensor that mismatches.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "core/verify/compare.h"
 #include "pack_writer.h"
+#include "temp_dir.h"
 
 namespace crucible {
 namespace {
 
-ValuePack pack(const std::string& name, std::vector<test::PackTensor> tensors) {
-  const auto p = (std::filesystem::temp_directory_path() /
-                  ("crucible-picture-" + std::to_string(::getpid()) + "-" + name))
-                     .string();
-  test::writePack(p, tensors);
-  return ValuePack::load(p);
-}
+class ComparePicture : public ::testing::Test {
+ protected:
+  ValuePack pack(const std::string& name, std::vector<test::PackTensor> tensors) {
+    const auto p = (dir_.path() / name).string();
+    test::writePack(p, tensors);
+    return ValuePack::load(p);
+  }
+  test::TempDir dir_{"crucible-picture"};
+};
 
-TEST(ComparePicture, HistogramCountsEveryElementByDecade) {
+TEST_F(ComparePicture, HistogramCountsEveryElementByDecade) {
   auto e = pack("e", {test::floats({0, 0, 0, 0, 0, 0}, {2, 3})});
   auto a = pack("a", {test::floats({0, 2e-6f, 0.5f, 0, 200, NAN}, {2, 3})});
   const auto c = comparePacks(e, a, ToleranceTable{});
@@ -38,7 +40,7 @@ TEST(ComparePicture, HistogramCountsEveryElementByDecade) {
   EXPECT_EQ(json["mismatch_map"]["map_cols"], 3);
 }
 
-TEST(ComparePicture, LargeTensorsFoldIntoCellsAndMatchesKeepNoPicture) {
+TEST_F(ComparePicture, LargeTensorsFoldIntoCellsAndMatchesKeepNoPicture) {
   std::vector<float> zeros(64 * 64, 0), wrongRow = zeros;
   for (int c = 0; c < 64; ++c) wrongRow[5 * 64 + c] = 1;
   auto e = pack("e2", {test::floats(zeros, {64, 64})});

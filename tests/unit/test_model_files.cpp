@@ -15,18 +15,12 @@
 #include "core/model/model_error.h"
 #include "core/model/safetensors.h"
 #include "core/model/sampler.h"
+#include "temp_dir.h"
 
 using namespace crucible::model;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("crucible_model_unit_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
-
 void writeSafetensors(const fs::path& path, const nlohmann::json& header, const std::string& data) {
   const std::string text = header.dump();
   const std::uint64_t n = text.size();
@@ -46,7 +40,8 @@ std::string messageOf(const std::function<void()>& f) {
 }  // namespace
 
 TEST(ModelSafetensors, ReadsDtypeShapeAndBytes) {
-  const fs::path p = scratch("one.safetensors");
+  const crucible::test::TempDir dir;
+  const fs::path p = dir.path() / "one.safetensors";
   const float values[3] = {1.5f, -2.0f, 3.25f};
   writeSafetensors(p,
                    {{"__metadata__", {{"format", "pt"}}},
@@ -63,7 +58,8 @@ TEST(ModelSafetensors, ReadsDtypeShapeAndBytes) {
 }
 
 TEST(ModelSafetensors, MalformedFilesAreErrorsNamingFileAndTensor) {
-  const fs::path p = scratch("bad.safetensors");
+  const crucible::test::TempDir dir;
+  const fs::path p = dir.path() / "bad.safetensors";
   writeSafetensors(p, {{"w", {{"dtype", "F32"}, {"shape", {4}}, {"data_offsets", {0, 16}}}}},
                    std::string(8, '\0'));
   std::string m = messageOf([&] { SafetensorsFile f(p); });
