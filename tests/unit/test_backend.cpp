@@ -9,6 +9,7 @@
 
 #include "core/util/locations.h"
 #include "core/verify/verifier.h"
+#include "temp_dir.h"
 
 namespace crucible {
 namespace {
@@ -45,7 +46,8 @@ TEST(Backend, ExplicitBackendsAreKept) {
 TEST(Backend, AutoPicksOpenclWithoutAGpuWhenADriverAndTheLibraryExist) {
   if (std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0"))
     GTEST_SKIP() << "a GPU is visible: auto picks cuda";
-  const auto dir = std::filesystem::temp_directory_path() / "crucible-test-icd";
+  const test::TempDir temp("crucible-test-icd");
+  const auto& dir = temp.path();
   std::filesystem::create_directories(dir / "vendors");
   const auto lib = dir / "libcrucible_tcl.so";
   { std::ofstream(lib.string()) << "x"; }
@@ -60,11 +62,11 @@ TEST(Backend, AutoPicksOpenclWithoutAGpuWhenADriverAndTheLibraryExist) {
     ScopedEnv noLib("CRUCIBLE_TCL_LIB", (dir / "missing.so").string());
     EXPECT_EQ(resolveBackend("auto"), "interpret");  // no compiler library: the interpreter
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Backend, TclLibraryFromTheEnvironment) {
-  const auto lib = std::filesystem::temp_directory_path() / "crucible-test-libcrucible_tcl.so";
+  const test::TempDir dir("crucible-test-tcl");
+  const auto lib = dir.path() / "libcrucible_tcl.so";
   { std::ofstream(lib.string()) << "x"; }
   {
     ScopedEnv present("CRUCIBLE_TCL_LIB", lib.string());
@@ -72,7 +74,6 @@ TEST(Backend, TclLibraryFromTheEnvironment) {
     ScopedEnv missing("CRUCIBLE_TCL_LIB", "/nonexistent/libcrucible_tcl.so");
     EXPECT_EQ(locateTclLibrary(), "");
   }
-  std::filesystem::remove(lib);
 }
 
 }  // namespace

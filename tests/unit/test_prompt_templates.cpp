@@ -8,6 +8,7 @@
 
 #include "core/generate/prompt_library.h"
 #include "core/generate/prompt_template.h"
+#include "temp_dir.h"
 
 namespace crucible::generate {
 namespace {
@@ -142,8 +143,8 @@ TEST(PromptLibrary, ModelsGetTheirTemplate) {
 }
 
 TEST(PromptLibrary, AUserFileIsCheckedAgainstTheKnownVariables) {
-  const auto dir = std::filesystem::temp_directory_path() / ("prompt-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const crucible::test::TempDir temp("prompt");
+  const auto& dir = temp.path();
   const auto good = dir / "mine.prompt";
   std::ofstream(good) << "<|user|>\nPort {{reference_name}}:\n{{reference}}\n";
   const ChatPrompt p = buildPrompt(loadPromptTemplate(good.string()), sampleRequest());
@@ -159,7 +160,6 @@ TEST(PromptLibrary, AUserFileIsCheckedAgainstTheKnownVariables) {
         << e.what();
   }
   EXPECT_THROW(loadPromptTemplate((dir / "missing.prompt").string()), TemplateError);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
