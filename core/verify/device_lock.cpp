@@ -1,11 +1,13 @@
 #include "core/verify/device_lock.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <thread>
 
 namespace crucible {
 
@@ -37,6 +39,16 @@ bool lockFile(const fs::path& path) {
   return true;
 }
 
+/// flock(fd, mode) without blocking past `deadline` (flock itself has no timeout).
+bool lockBy(int fd, int mode, std::chrono::steady_clock::time_point deadline) {
+  while (flock(fd, mode | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<fs::path> deviceLockPrefix(const std::string& backend) {
@@ -51,6 +63,25 @@ std::optional<fs::path> deviceLockPrefix(const std::string& backend) {
     if (!lockFile(prefix.string() + suffix)) return std::nullopt;
   }
   return prefix;
+}
+
+SharedDeviceHold::SharedDeviceHold(const std::optional<fs::path>& prefix,
+                                   std::chrono::milliseconds limit) {
+  if (!prefix) return;
+  gate_ = open((prefix->string() + ".gate").c_str(), O_RDONLY | O_CLOEXEC);
+  rw_ = open((prefix->string() + ".rw").c_str(), O_RDONLY | O_CLOEXEC);
+  if (gate_ < 0 || rw_ < 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  if (!lockBy(gate_, LOCK_EX, deadline)) return;
+  held_ = lockBy(rw_, LOCK_SH, deadline);
+  flock(gate_, LOCK_UN);
+}
+
+SharedDeviceHold::~SharedDeviceHold() {
+  if (held_) flock(rw_, LOCK_UN);
+  for (int fd : {gate_, rw_}) {
+    if (fd >= 0) close(fd);
+  }
 }
 
 }  // namespace crucible

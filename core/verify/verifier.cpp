@@ -12,6 +12,7 @@
 #include "core/task/extract.h"
 #include "core/util/locations.h"
 #include "core/verify/compare_outputs.h"
+#include "core/verify/device_lock.h"
 #include "core/verify/judge.h"
 #include "core/verify/worker_stage.h"
 
@@ -311,7 +312,11 @@ VerifyOutcome verify(const VerifyRequest& request,
 
     report(progress, "judge", "comparing outputs and judging");
     const auto comparing = std::chrono::steady_clock::now();
-    compareOutputs(job.dir().root(), request.trials, request.tolerances, o);
+    {
+      // On every core: kept out of other verifications' timings (device_lock.h).
+      SharedDeviceHold hold(deviceLockPrefix(backend));
+      compareOutputs(job.dir().root(), request.trials, request.tolerances, o);
+    }
     times.push_back({"compare", secondsSince(comparing)});
   }
 

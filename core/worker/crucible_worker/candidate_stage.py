@@ -182,8 +182,10 @@ class CandidateStage:
         self.facts["sandboxed_view"] = {"cwd": os.getcwd(),
                                         "uid": os.getuid() if hasattr(os, "getuid") else None}
         # Inputs are read before any candidate code exists, so nothing it does can change them.
+        self.channel.phase("candidate-inputs")
         self._load_inputs()
         # 1. guards, before the candidate is imported
+        self.channel.phase("candidate-guards")
         self._install_guards()
         # 2. import
         self.channel.phase("candidate-import")
