@@ -9,6 +9,10 @@
 // Transposed convolutions (without dilation) take the same form split by stride class: output o
 // is reached through tap k only where S divides o + P - k, so the outputs of one class
 // (o + P) mod S share their taps, every S-th one; the flat form masked the others out per tap.
+// With the tf32x3-split precision the copies also split each fp32 value into a TF32 high part
+// and the rest, and the K loop issues tf32x3's three products itself as plain TF32 dots over
+// those parts: on an H100 that ran 1.2-1.7x faster than tl.dot's own tf32x3, which splits the
+// tiles inside the loop, at the same accuracy (scripts/split_tf32_study.py, docs/PERFORMANCE.md).
 #include <sstream>
 
 #include "core/synth/conv_spec.h"
@@ -19,10 +23,12 @@ namespace crucible::synth {
 namespace {
 
 /// (B, C, spatial...) -> (B, spatial..., C) for any strides of the source; `name` launches it.
-std::string channelsLastKernel(const std::string& name, int spatial) {
+/// With `split`, `dst` gets each value rounded to TF32 and `lo` the rest.
+std::string channelsLastKernel(const std::string& name, int spatial, bool split) {
   std::ostringstream k;
   k << "@triton.jit\n"
-    << "def " << name << "(src, dst, C, W, P, s0, s1, s2, s3, BLOCK_C: tl.constexpr,\n"
+    << "def " << name << "(src, dst, " << (split ? "lo, " : "")
+    << "C, W, P, s0, s1, s2, s3, BLOCK_C: tl.constexpr,\n"
     << "        BLOCK_P: tl.constexpr):\n"
     << kBody << "# copies one batch's (channels x positions) tile to positions x channels,\n"
     << kBody << "# reading along positions and writing along channels\n"
@@ -36,13 +42,26 @@ std::string channelsLastKernel(const std::string& name, int spatial) {
     k << kBody << "src_p = rp * s2\n";
   }
   k << kBody << "v = tl.load(src + b * s0 + rc[:, None] * s1 + src_p[None, :], mask=mask)\n"
-    << kBody << "tl.store(dst + (b * P + rp[None, :]) * C + rc[:, None], v, mask=mask)\n\n\n";
+    << kBody << "at = (b * P + rp[None, :]) * C + rc[:, None]\n";
+  if (!split) {
+    k << kBody << "tl.store(dst + at, v, mask=mask)\n\n\n";
+    return k.str();
+  }
+  k << kBody << "# hi: v rounded to TF32 (10 mantissa bits: half of the dropped bits added, then\n"
+    << kBody << "# dropped); lo = v - hi, exact in fp32. inf, NaN and values too large to round\n"
+    << kBody << "# stay whole in hi.\n"
+    << kBody << "bits = v.to(tl.uint32, bitcast=True)\n"
+    << kBody << "rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)\n"
+    << kBody << "hi = tl.where(tl.abs(v) < 3.0e38, rounded, v)\n"
+    << kBody << "tl.store(dst + at, hi, mask=mask)\n"
+    << kBody << "tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)\n\n\n";
   return k.str();
 }
 
-/// Host lines making `dst` the channels-last copy of `src` (a rank spatial+2 tensor).
+/// Host lines making `dst` the channels-last copy of `src` (a rank spatial+2 tensor), and `lo`
+/// the rest of its split when `lo` is not empty.
 std::string channelsLastCopy(const std::string& kernel, const std::string& src,
-                             const std::string& dst, int spatial) {
+                             const std::string& dst, const std::string& lo, int spatial) {
   std::ostringstream h;
   const std::string shape =
       spatial == 2 ? "(" + src + ".shape[0], " + src + ".shape[2], " + src + ".shape[3], " + src +
@@ -54,11 +73,13 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
   const std::string width = spatial == 2 ? src + ".shape[3]" : "1";
   h << kHost << dst << " = torch.empty(" << shape << ", device=" << src << ".device, dtype=" << src
     << ".dtype)\n";
+  if (!lo.empty()) h << kHost << lo << " = torch.empty_like(" << dst << ")\n";
   // positions on the grid's first axis, the only one not limited to 65535 programs
   h << kHost << kernel << "[(triton.cdiv(" << positions << ", 64), triton.cdiv(" << src
     << ".shape[1], 32), " << src << ".shape[0])](\n"
-    << kHost << "    " << src << ", " << dst << ", " << src << ".shape[1], " << width << ", "
-    << positions << ", " << strides << ", BLOCK_C=32, BLOCK_P=64)\n";
+    << kHost << "    " << src << ", " << dst << ", " << (lo.empty() ? "" : lo + ", ") << src
+    << ".shape[1], " << width << ", " << positions << ", " << strides
+    << ", BLOCK_C=32, BLOCK_P=64)\n";
   return h.str();
 }
 
@@ -78,6 +99,8 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     return std::nullopt;
   }
   const bool transposed = s.kind == ConvSpec::Kind::Transposed;
+  // Split operands only where they are fp32 (half precision products need no split).
+  const bool split = t.precision == kSplitPrecision && cv.dtype == "float32";
   const int sd = s.spatial, rank = sd + 2;
   const bool twoD = sd == 2;
   const std::string dom = "_dom" + std::to_string(index);
@@ -94,6 +117,10 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   KernelSignature sig;
   sig.add("p_x", "_xl");
   sig.add("p_w", "_wl");
+  if (split) {
+    sig.add("p_x_lo", "_xl_lo");
+    sig.add("p_w_lo", "_wl_lo");
+  }
   if (!s.bias.empty()) sig.add("p_bias", "_bias");
   sig.addPointers(ops, group.stores, var);
   sig.add("C_OUT", dom + "[1]");
@@ -112,7 +139,7 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
 
   const std::string b2 = std::string(kBody) + kBody;
   std::ostringstream k;
-  k << channelsLastKernel(copy, sd);
+  k << channelsLastKernel(copy, sd, split);
   k << sig.def(name);
   k << kBody << "# " << nodeList(g, group)
     << " as implicit GEMM over channels-last copies: rows are\n"
@@ -192,12 +219,23 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     k << b2 << "ok = m_ok & (iw >= 0) & (iw < Iw)\n";
     k << b2 << "pos = bi * Iw + iw\n";
   }
-  k << b2 << "a_tile = tl.load(p_x + pos[:, None] * C_IN + rk[None, :],\n"
-    << b2 << "                 mask=ok[:, None] & k_ok[None, :], other=0.0)\n";
-  k << b2 << "b_tile = tl.load(p_w + (rn[None, :] * "
-    << (twoD ? "(Kh * Kw) + kh * Kw + kw" : "Kw + kw") << ") * C_IN + rk[:, None],\n"
-    << b2 << "                 mask=k_ok[:, None] & n_ok[None, :], other=0.0)\n";
-  k << b2 << "acc += " << dotCall(t) << "\n";
+  k << b2 << "a_at = pos[:, None] * C_IN + rk[None, :]\n"
+    << b2 << "a_ok = ok[:, None] & k_ok[None, :]\n"
+    << b2 << "b_at = (rn[None, :] * " << (twoD ? "(Kh * Kw) + kh * Kw + kw" : "Kw + kw")
+    << ") * C_IN + rk[:, None]\n"
+    << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n"
+    << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
+    << b2 << "b_tile = tl.load(p_w + b_at, mask=b_ok, other=0.0)\n";
+  if (split) {
+    k << b2 << "# tf32x3's products over the split copies: the two small ones, then hi x hi\n"
+      << b2 << "a_lo = tl.load(p_x_lo + a_at, mask=a_ok, other=0.0)\n"
+      << b2 << "b_lo = tl.load(p_w_lo + b_at, mask=b_ok, other=0.0)\n"
+      << b2 << "acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")\n"
+      << b2 << "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")\n"
+      << b2 << "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")\n";
+  } else {
+    k << b2 << "acc += " << dotCall(t) << "\n";
+  }
   k << kBody << "mask = m_ok[:, None] & n_ok[None, :]\n";
   std::vector<std::string> coords = {"bi", "rn[None, :]"};
   if (twoD) coords.push_back("oh[:, None]");
@@ -223,8 +261,8 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
   h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
-  h << channelsLastCopy(copy, "_x", "_xl", sd);
-  h << channelsLastCopy(copy, "_w", "_wl", sd);
+  h << channelsLastCopy(copy, "_x", "_xl", split ? "_xl_lo" : "", sd);
+  h << channelsLastCopy(copy, "_w", "_wl", split ? "_wl_lo" : "", sd);
   for (const auto& out : group.stores) h << allocate(g, out, host);
   h << bindOperands(ops);
   h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"

@@ -13,6 +13,8 @@
 namespace crucible::synth {
 
 /// Tile choices; each kind of group reads its own fields.
+inline constexpr const char* kSplitPrecision = "tf32x3-split";
+
 struct Tiling {
   int block = 1024;                           // pointwise and direct loops: elements per program
   int rows = 1;                               // row programs: rows per program
@@ -21,6 +23,8 @@ struct Tiling {
   int stages = 0;  // software pipelining depth of K loops (num_stages); 0 leaves Triton's default
   /// tl.dot's input_precision: "ieee" (exact fp32 products) or "tf32x3" (three TF32 passes on
   /// NVIDIA tensor cores, about fp32's accuracy); the CPU backends compute ieee either way.
+  /// kSplitPrecision: tf32x3 with the operands split once beforehand, where the form copies
+  /// them anyway (channels-last convolutions); elsewhere it is tf32x3.
   std::string precision = "ieee";
   bool gemmConv = false;  // convolutions as implicit GEMM through tl.dot, not direct loops
   /// implicit GEMM over channels-last copies of the input and weight (lower_conv_gemm_cl.cpp):

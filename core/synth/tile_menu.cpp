@@ -45,9 +45,10 @@ Tiling cv(Tiling product, int block, bool gemm) {
 }
 
 /// A GPU convolution tiling: implicit GEMM over channels-last copies with tf32x3 products (the
-/// fastest form that keeps fp32's 1e-4 tolerance), falling back to direct loops of 256.
-Tiling cl(int m, int n, int k, int warps, int stages) {
-  Tiling t = cv(mm(m, n, k, warps, stages, 1, "tf32x3"), 256, true);
+/// fastest form that keeps fp32's 1e-4 tolerance; `split`: over operands the copies split),
+/// falling back to direct loops of 256.
+Tiling cl(int m, int n, int k, int warps, int stages, bool split = false) {
+  Tiling t = cv(mm(m, n, k, warps, stages, 1, split ? kSplitPrecision : "tf32x3"), 256, true);
   t.channelsLast = true;
   return t;
 }
@@ -83,18 +84,22 @@ TileMenu menuFor(const std::string& backend) {
     return {{pw(1024, 4), pw(2048, 8), pw(4096, 8), pw(512, 4), pw(1024, 8), pw(8192, 16),
              pw(2048, 4), pw(256, 2)},
             {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
-            // Products: tf32x3 128x128 first. At --scale 4 on an H100 (2026-11-27) the exact
-            // 64x64 tiling that led before gave 2/1 0.29x of eager with one sample; with two
-            // (these two tilings) the task reached 1.30x, so this one won there.
-            {mm(128, 128, 32, 8, 3, 8, x3), mm(64, 64, 32, 4, 3, 8), mm(128, 64, 32, 4, 4, 8, x3),
+            // Products: tf32x3 128x128, then 128x64. At --scale 4 on an H100 (2026-11-27, four
+            // samples each of 2/1 and 2/20) these two were within 3% of each other and 2.2-3.6x
+            // faster than the exact (ieee) 64x128 and 64x64 tilings after them, which stay in the
+            // search for GPUs and sizes where tensor cores gain less.
+            {mm(128, 128, 32, 8, 3, 8, x3), mm(128, 64, 32, 4, 4, 8, x3), mm(64, 64, 32, 4, 3, 8),
              mm(64, 128, 32, 4, 4, 8), mm(128, 128, 32, 8, 3, 8), mm(64, 64, 32, 4, 4, 8, x3),
              mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
-            // Channels-last implicit GEMM first. On an H100 over the level-2 shapes at --scale 4
-            // (scripts/conv_gemm_study.py, 2026-11-27) none of three tilings won everywhere;
-            // 64x128x32 was within 16% of the best on each shape, 128x128x32 within 27%, 128x128x64
-            // within 57%. Dilated transposed convolutions take the flat forms after them.
-            {cl(64, 128, 32, 4, 4), cl(128, 128, 32, 8, 3), cl(128, 128, 64, 8, 3),
-             cl(128, 64, 32, 4, 4), cv(mm(128, 128, 32, 8, 3, 8, x3), 1024, true),
+            // Channels-last implicit GEMM over split operands first: on an H100 (2026-11-27,
+            // scripts/split_tf32_study.py --conv-sweep) 128x128x32 in 3 stages was the fastest
+            // on 2/3's shape at --scale 4 and within 4% of the best on 2/8's (8 channels),
+            // 64x128x32 in 3 the reverse (27% behind on 2/3). Their 192 and 144 KB of shared
+            // memory fit an H100's 227; a GPU with less fails the first at compile time and the
+            // search goes on. Then tf32x3 in the kernel, and for dilated transposed convolutions
+            // the flat forms.
+            {cl(128, 128, 32, 8, 3, true), cl(64, 128, 32, 4, 3, true), cl(128, 128, 64, 8, 3),
+             cl(128, 64, 32, 4, 3, true), cv(mm(128, 128, 32, 8, 3, 8, x3), 1024, true),
              cv(pw(256, 4), 256, false), cv(mm(64, 64, 32, 4, 4, 8, x3), 1024, true),
              cv(mm(64, 64, 32, 4, 3, 8), 256, true)}};
   }

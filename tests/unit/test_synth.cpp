@@ -203,21 +203,33 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
   const SynthResult r = synthFor(g, "cuda", 8);
   ASSERT_EQ(r.candidates.size(), 8u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
   // First the channels-last form: copies of the input and weight with C_in innermost, then a
-  // K loop over (tap, channel block) whose tiles tensor cores read along K.
+  // K loop over (tap, channel block) whose tiles tensor cores read along K. The copies split
+  // each value into a TF32 part and the rest, and the loop issues tf32x3's three products.
   const std::string& first = r.candidates[0].code;
-  EXPECT_NE(first.find("def k0_to_channels_last("), std::string::npos);
+  EXPECT_NE(first.find("def k0_to_channels_last(src, dst, lo, "), std::string::npos);
+  EXPECT_NE(first.find("tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)"),
+            std::string::npos);
+  EXPECT_NE(first.find("_xl_lo = torch.empty_like(_xl)"), std::string::npos);
   EXPECT_NE(first.find("def k0_conv_gemm_cl("), std::string::npos);
-  EXPECT_NE(first.find("a_tile = tl.load(p_x + pos[:, None] * C_IN + rk[None, :],"),
-            std::string::npos);
-  EXPECT_NE(first.find("acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")"),
-            std::string::npos);
-  EXPECT_NE(first.find("_bw = min(max(triton.next_power_of_2(_dom0[3]), 16), 64)"),
+  EXPECT_NE(first.find("a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)"), std::string::npos);
+  EXPECT_NE(first.find("a_lo = tl.load(p_x_lo + a_at, mask=a_ok, other=0.0)"), std::string::npos);
+  for (const char* product : {"acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")",
+                              "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")",
+                              "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")"}) {
+    EXPECT_NE(first.find(product), std::string::npos) << product;
+  }
+  EXPECT_NE(first.find("_bw = min(max(triton.next_power_of_2(_dom0[3]), 16), 128)"),
             std::string::npos);
   EXPECT_NE(first.find("_bk = min(32, max(16, triton.next_power_of_2(_x.shape[1])))"),
             std::string::npos);
-  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=_bk, num_warps=4, "
-                       "num_stages=4"),
+  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=_bk, num_warps=8, "
+                       "num_stages=3"),
             std::string::npos);
+  // The third keeps tl.dot's own tf32x3 over unsplit copies.
+  const std::string& third = r.candidates[2].code;
+  EXPECT_NE(third.find("acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")"),
+            std::string::npos);
+  EXPECT_EQ(third.find("_lo"), std::string::npos);
   EXPECT_NE(r.candidates[0].label.find("channels-last"), std::string::npos);
   int channelsLast = 0, flat = 0, direct = 0;
   for (const auto& c : r.candidates) {
@@ -233,6 +245,21 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
   ASSERT_EQ(cl.candidates.size(), 2u);
   EXPECT_NE(cl.candidates[0].code.find("def k0_conv_gemm("), std::string::npos);
   EXPECT_EQ(cl.candidates[1].label, "CONV=direct BLOCK=1024 warps=4");
+}
+
+TEST(SynthCodegen, HalfPrecisionConvolutionsAreNotSplit) {
+  json g = convGraph("conv2d", {4, 3, 3, 3}, {2, 4, 8, 8},
+                     {{"stride", 1}, {"padding", 1}, {"dilation", 1}, {"groups", 1}});
+  for (auto* values : {&g["inputs"], &g["params"], &g["nodes"]}) {
+    for (auto& v : *values) v["dtype"] = "float16";
+  }
+  const SynthResult r = synthFor(g, "cuda", 1);
+  ASSERT_EQ(r.candidates.size(), 1u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("def k0_conv_gemm_cl("), std::string::npos);
+  EXPECT_EQ(code.find("_lo"), std::string::npos);
+  EXPECT_NE(code.find("acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")"),
+            std::string::npos);
 }
 
 TEST(SynthCodegen, GroupedConvolutionsAndPoolingKeepDirectLoops) {

@@ -76,6 +76,7 @@ def synthesize_and_verify(tmp_path, task, backend, synth_backend=None, case=None
     assert result["unsupported"] == []
     assert len(result["candidates"]) == n
     assert (out / "graph.json").exists()
+    evaluations = []
     for k, candidate in enumerate(result["candidates"]):
         path = out / f"candidate_{k}.py"
         assert path.read_text() == candidate["code"]
@@ -86,6 +87,8 @@ def synthesize_and_verify(tmp_path, task, backend, synth_backend=None, case=None
         evaluation = json.loads(verify.stdout)
         assert evaluation["verdict"] == "verified", (
             candidate["label"], evaluation.get("flags"), evaluation.get("error"), verify.stderr)
+        evaluations.append(evaluation)
+    return evaluations
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
@@ -160,9 +163,13 @@ def test_transposed_convolutions_with_odd_strides_are_verified_on_the_interprete
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 @pytest.mark.parametrize("task", sorted(GPU_CONV_CASES))
 def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, task):
-    synthesize_and_verify(tmp_path, task, "interpret", synth_backend="cuda",
-                          case=GPU_CONV_CASES[task])
-    assert "def k0_conv_gemm_cl(" in (tmp_path / "out" / "candidate_0.py").read_text()
+    evaluations = synthesize_and_verify(tmp_path, task, "interpret", synth_backend="cuda",
+                                        case=GPU_CONV_CASES[task])
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert "def k0_conv_gemm_cl(" in code
+    assert "_xl_lo = torch.empty_like(_xl)" in code  # over split operands
+    # whose TF32 products, written out as tf32x3, are no precision downgrade
+    assert [f["id"] for f in evaluations[0]["flags"]] == []
 
 
 # A norm whose rows are longer than a program holds in registers (2 x 96 x 96 = 18,432 positions
