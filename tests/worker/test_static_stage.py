@@ -648,6 +648,24 @@ MUST_OBSERVE = {
             tl.store(c, tl.dot(tl.load(a), tl.load(b), allow_tf32=True))
         ''',
         "torch.backends.cuda.matmul.allow_tf32 = True\n",
+        # one TF32 product, and three that are not hi x hi + hi x lo + lo x hi
+        """
+        @triton.jit
+        def k(a, b, c):
+            acc = tl.dot(tl.load(a), tl.load(b), input_precision="tf32")
+            tl.store(c, acc)
+        """,
+        """
+        @triton.jit
+        def k(a, b, c):
+            x = tl.load(a)
+            y = tl.load(b)
+            acc = tl.zeros((16, 16), dtype=tl.float32)
+            acc = tl.dot(x, y, acc, input_precision="tf32")
+            acc = tl.dot(x, y, acc, input_precision="tf32")
+            acc = tl.dot(x, y, acc, input_precision="tf32")
+            tl.store(c, acc)
+        """,
         "torch.set_float32_matmul_precision('high')\n",
         "def f(x):\n    with torch.autocast('cuda'):\n        return x\n",
         "LOW = torch.float16\ndef f(x):\n    return x.to(LOW)\n",
@@ -864,6 +882,21 @@ MUST_NOT_OBSERVE = {
         def k(p, q):
             tl.store(q, tl.load(p).to(tl.float32))
         ''',
+        # tf32x3 written out over operands split beforehand (the synthesizer's convolutions)
+        """
+        @triton.jit
+        def k(a, a2, b, b2, c):
+            acc = tl.zeros((16, 16), dtype=tl.float32)
+            for i in range(4):
+                a_tile = tl.load(a + i)
+                b_tile = tl.load(b + i)
+                a_lo = tl.load(a2 + i)
+                b_lo = tl.load(b2 + i)
+                acc = tl.dot(a_lo, b_tile, acc, input_precision="tf32")
+                acc = tl.dot(a_tile, b_lo, acc, input_precision="tf32")
+                acc = tl.dot(a_tile, b_tile, acc, input_precision="tf32")
+            tl.store(c, acc)
+        """,
         "SUPPORTED = (torch.float16, torch.bfloat16)\n",
     ],
     "memoization": [
