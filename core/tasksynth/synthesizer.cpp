@@ -9,6 +9,7 @@
 #include "core/tasksynth/rng.h"
 #include "core/tasksynth/task_writer.h"
 #include "core/util/atomic_file.h"
+#include "core/util/locations.h"
 
 namespace crucible::tasksynth {
 
@@ -26,8 +27,7 @@ double secondsSince(Clock::time_point start) {
 class Scratch {
  public:
   Scratch() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/crucible-synth-XXXXXX";
+    std::string pattern = temporaryRoot() + "/crucible-synth-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error("cannot create a scratch folder in " + pattern);
     }

@@ -34,6 +34,11 @@ std::optional<std::string> findOnPath(const std::string& name) {
 }
 }  // namespace
 
+std::string temporaryRoot() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
 std::string executableDir() {
   std::error_code ec;
   auto exe = fs::read_symlink("/proc/self/exe", ec);

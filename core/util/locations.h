@@ -36,6 +36,9 @@ bool openclDriverRegistered();
 /// The directory of the running executable.
 std::string executableDir();
 
+/// Where Crucible's scratch folders go: $TMPDIR when set and not empty, else /tmp.
+std::string temporaryRoot();
+
 /// Reads a whole file; nullopt when it cannot be read.
 std::optional<std::string> readFile(const std::string& path);
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/util/locations.h"
+
 namespace crucible {
 
 namespace fs = std::filesystem;
@@ -53,9 +55,8 @@ bool lockBy(int fd, int mode, std::chrono::steady_clock::time_point deadline) {
 
 std::optional<fs::path> deviceLockPrefix(const std::string& backend) {
   if (!lockingWanted(backend)) return std::nullopt;
-  const char* tmp = std::getenv("TMPDIR");
   const fs::path dir =
-      fs::path(tmp && *tmp ? tmp : "/tmp") / ("crucible-" + std::to_string(getuid()) + "-locks");
+      fs::path(temporaryRoot()) / ("crucible-" + std::to_string(getuid()) + "-locks");
   if (!privateDirectory(dir)) return std::nullopt;
   // One lock per device the backend runs on: cuda on the GPU, the others on the CPU.
   const fs::path prefix = dir / (backend == "cuda" ? "cuda" : "cpu");

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/store/sha256.h"
+#include "core/util/locations.h"
 
 namespace crucible {
 
@@ -41,8 +42,7 @@ bool copyFolders(const fs::path& from, const fs::path& to) {
 
 ReferenceCache::ReferenceCache(std::size_t maxEntries, std::uintmax_t maxEntryBytes)
     : maxEntries_(maxEntries), maxEntryBytes_(maxEntryBytes) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/crucible-refcache-XXXXXX";
+  std::string pattern = temporaryRoot() + "/crucible-refcache-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a folder for the reference cache in " + pattern);
   }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/util/locations.h"
 #include "core/verify/bad_input.h"
 #include "core/verify/channel_auth.h"
 #include "core/verify/device_lock.h"
@@ -53,8 +54,7 @@ std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
 }  // namespace
 
 JobDir::JobDir(const std::vector<std::string>& subfolders) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/crucible-job-XXXXXX";
+  std::string pattern = temporaryRoot() + "/crucible-job-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a job folder in " + pattern);
   }
