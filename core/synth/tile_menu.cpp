@@ -44,11 +44,12 @@ Tiling cv(Tiling product, int block, bool gemm) {
   return product;
 }
 
-/// A GPU convolution tiling: implicit GEMM over channels-last copies with tf32x3 products (the
-/// fastest form that keeps fp32's 1e-4 tolerance; `split`: over operands the copies split),
-/// falling back to direct loops of 256.
-Tiling cl(int m, int n, int k, int warps, int stages, bool split = false) {
-  Tiling t = cv(mm(m, n, k, warps, stages, 1, split ? kSplitPrecision : "tf32x3"), 256, true);
+/// A GPU convolution tiling: implicit GEMM over channels-last copies with products that keep
+/// fp32's 1e-4 tolerance: tf32x3 in the kernel, or three TF32 or bfloat16 products over
+/// operands the copies split (kSplitPrecision, kBf16SplitPrecision); falling back to direct
+/// loops of 256.
+Tiling cl(int m, int n, int k, int warps, int stages, const char* precision = "tf32x3") {
+  Tiling t = cv(mm(m, n, k, warps, stages, 1, precision), 256, true);
   t.channelsLast = true;
   return t;
 }
@@ -81,6 +82,8 @@ Present kindsOf(const OpGraph& graph, const Partition& p) {
 TileMenu menuFor(const std::string& backend) {
   if (backend == "cuda") {
     const char* x3 = "tf32x3";
+    const char* split = kSplitPrecision;
+    const char* bf = kBf16SplitPrecision;
     return {{pw(1024, 4), pw(2048, 8), pw(4096, 8), pw(512, 4), pw(1024, 8), pw(8192, 16),
              pw(2048, 4), pw(256, 2)},
             {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
@@ -91,16 +94,16 @@ TileMenu menuFor(const std::string& backend) {
             {mm(128, 128, 32, 8, 3, 8, x3), mm(128, 64, 32, 4, 4, 8, x3), mm(64, 64, 32, 4, 3, 8),
              mm(64, 128, 32, 4, 4, 8), mm(128, 128, 32, 8, 3, 8), mm(64, 64, 32, 4, 4, 8, x3),
              mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
-            // Channels-last implicit GEMM over split operands first: on an H100 (2026-11-27,
-            // scripts/split_tf32_study.py --conv-sweep) 128x128x32 in 3 stages was the fastest
-            // on 2/3's shape at --scale 4 and within 4% of the best on 2/8's (8 channels),
-            // 64x128x32 in 3 the reverse (27% behind on 2/3). Their 192 and 144 KB of shared
-            // memory fit an H100's 227; a GPU with less fails the first at compile time and the
-            // search goes on. Then tf32x3 in the kernel, and for dilated transposed convolutions
-            // the flat forms.
-            {cl(128, 128, 32, 8, 3, true), cl(64, 128, 32, 4, 3, true), cl(128, 128, 64, 8, 3),
-             cl(128, 64, 32, 4, 3, true), cv(mm(128, 128, 32, 8, 3, 8, x3), 1024, true),
-             cv(pw(256, 4), 256, false), cv(mm(64, 64, 32, 4, 4, 8, x3), 1024, true),
+            // Channels-last implicit GEMM over operands split into bfloat16 parts first: on an
+            // H100 (2026-11-27, scripts/split_tf32_study.py --conv-sweep) 128x128x64 in 3 stages
+            // was the fastest on 2/3's shape at --scale 4 with 8 warps and on 2/8's (8 channels)
+            // with 4, 1.55-1.65x faster than the best TF32 split, which comes next in case the
+            // bfloat16 parts miss the tolerance. Each takes 192 KB of shared memory, which fits
+            // an H100's 227; a GPU with less fails them at compile time and the search goes on.
+            // Then tf32x3 in the kernel, and for dilated transposed convolutions the flat forms.
+            {cl(128, 128, 64, 8, 3, bf), cl(128, 128, 64, 4, 3, bf), cl(128, 128, 32, 8, 3, split),
+             cl(64, 128, 32, 4, 3, split), cl(128, 128, 64, 8, 3),
+             cv(mm(128, 128, 32, 8, 3, 8, x3), 1024, true), cv(pw(256, 4), 256, false),
              cv(mm(64, 64, 32, 4, 3, 8), 256, true)}};
   }
   if (backend == "opencl") {

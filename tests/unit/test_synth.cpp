@@ -204,32 +204,43 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
   ASSERT_EQ(r.candidates.size(), 8u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
   // First the channels-last form: copies of the input and weight with C_in innermost, then a
   // K loop over (tap, channel block) whose tiles tensor cores read along K. The copies split
-  // each value into a TF32 part and the rest, and the loop issues tf32x3's three products.
+  // each value into a bfloat16 part and the rest, and the loop issues bf16x3's three products.
   const std::string& first = r.candidates[0].code;
   EXPECT_NE(first.find("def k0_to_channels_last(src, dst, lo, "), std::string::npos);
-  EXPECT_NE(first.find("tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)"),
-            std::string::npos);
+  EXPECT_NE(first.find("hi = v.to(tl.bfloat16)"), std::string::npos);
+  EXPECT_NE(first.find("rest = v - hi.to(tl.float32)"), std::string::npos);
+  EXPECT_NE(first.find("dtype=torch.bfloat16)"), std::string::npos);
   EXPECT_NE(first.find("_xl_lo = torch.empty_like(_xl)"), std::string::npos);
   EXPECT_NE(first.find("def k0_conv_gemm_cl("), std::string::npos);
   EXPECT_NE(first.find("a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)"), std::string::npos);
   EXPECT_NE(first.find("a_lo = tl.load(p_x_lo + a_at, mask=a_ok, other=0.0)"), std::string::npos);
-  for (const char* product : {"acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")",
-                              "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")",
-                              "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")"}) {
+  for (const char* product :
+       {"acc = tl.dot(a_lo, b_tile, acc)\n", "acc = tl.dot(a_tile, b_lo, acc)\n",
+        "acc = tl.dot(a_tile, b_tile, acc)\n"}) {
     EXPECT_NE(first.find(product), std::string::npos) << product;
   }
   EXPECT_NE(first.find("_bw = min(max(triton.next_power_of_2(_dom0[3]), 16), 128)"),
             std::string::npos);
-  EXPECT_NE(first.find("_bk = min(32, max(16, triton.next_power_of_2(_x.shape[1])))"),
+  EXPECT_NE(first.find("_bk = min(64, max(16, triton.next_power_of_2(_x.shape[1])))"),
             std::string::npos);
   EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=_bk, num_warps=8, "
                        "num_stages=3"),
             std::string::npos);
-  // The third keeps tl.dot's own tf32x3 over unsplit copies.
+  // The third splits into a TF32 part and the rest, in fp32, for three TF32 products.
   const std::string& third = r.candidates[2].code;
-  EXPECT_NE(third.find("acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")"),
+  EXPECT_NE(third.find("tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)"),
             std::string::npos);
-  EXPECT_EQ(third.find("_lo"), std::string::npos);
+  EXPECT_EQ(third.find("bfloat16"), std::string::npos);
+  for (const char* product : {"acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")",
+                              "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")",
+                              "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")"}) {
+    EXPECT_NE(third.find(product), std::string::npos) << product;
+  }
+  // The fifth keeps tl.dot's own tf32x3 over unsplit copies.
+  const std::string& fifth = r.candidates[4].code;
+  EXPECT_NE(fifth.find("acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")"),
+            std::string::npos);
+  EXPECT_EQ(fifth.find("_lo"), std::string::npos);
   EXPECT_NE(r.candidates[0].label.find("channels-last"), std::string::npos);
   int channelsLast = 0, flat = 0, direct = 0;
   for (const auto& c : r.candidates) {
@@ -237,8 +248,8 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
     flat += c.code.find("def k0_conv_gemm(") != std::string::npos;
     direct += c.label.rfind("CONV=direct", 0) == 0;
   }
-  EXPECT_EQ(channelsLast, 4);
-  EXPECT_EQ(flat, 3);    // the flat implicit GEMM stays in the search
+  EXPECT_EQ(channelsLast, 5);
+  EXPECT_EQ(flat, 2);    // the flat implicit GEMM stays in the search
   EXPECT_EQ(direct, 1);  // and so do the direct loops
   // opencl starts from implicit GEMM (faster on PoCL) and keeps the direct loops second.
   const SynthResult cl = synthFor(g, "opencl", 2);

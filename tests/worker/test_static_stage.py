@@ -453,6 +453,33 @@ def test_forward_assigned_and_bases_as_text(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Observations: each kind, seen where it must be and not where honest code has lookalikes
 
+BF16_SPLIT = """
+@triton.jit
+def split(p, hi_p, lo_p, w):
+    v = tl.load(p)
+    hi = v.to(tl.bfloat16)
+    tl.store(hi_p, hi)
+    rest = v - hi.to(tl.float32)
+    tl.store(lo_p, tl.where(rest == rest, rest, 0.0).to(tl.bfloat16))
+"""
+BF16X3_CHAIN = """
+@triton.jit
+def product(a, a2, b, b2, c):
+    acc = tl.zeros((16, 16), dtype=tl.float32)
+    a_tile = tl.load(a)
+    b_tile = tl.load(b)
+    a_lo = tl.load(a2)
+    b_lo = tl.load(b2)
+    acc = tl.dot(a_lo, b_tile, acc)
+    acc = tl.dot(a_tile, b_lo, acc)
+    acc = tl.dot(a_tile, b_tile, acc)
+    tl.store(c, acc)
+"""
+BF16_BUFFER = """
+def parts(x):
+    return torch.empty(x.shape, device=x.device, dtype=torch.bfloat16)
+"""
+
 MUST_OBSERVE = {
     "try_except": [
         '''
@@ -671,6 +698,12 @@ MUST_OBSERVE = {
         "LOW = torch.float16\ndef f(x):\n    return x.to(LOW)\n",
         "def f(x):\n    return tl.cast(x, tl.bfloat16)\n",
         "def f(x):\n    return torch.empty(x.shape, dtype=torch.float16)\n",
+        # a bfloat16 split without the products that put the parts back together
+        BF16_SPLIT + BF16_BUFFER,
+        # the products, but lo is not the rest of hi's own source
+        BF16_SPLIT.replace("rest = v - hi", "rest = w - hi") + BF16X3_CHAIN,
+        # the products and the split, but another value cast to bfloat16 beside them
+        BF16_SPLIT + BF16X3_CHAIN + "def f(x):\n    return x.to(tl.bfloat16)\n",
     ],
     "memoization": [
         '''
@@ -898,6 +931,9 @@ MUST_NOT_OBSERVE = {
             tl.store(c, acc)
         """,
         "SUPPORTED = (torch.float16, torch.bfloat16)\n",
+        # bf16x3 written out: fp32 split into bfloat16 hi and lo, three bf16 products, the
+        # parts held in bfloat16 buffers (the synthesizer's GPU convolutions)
+        BF16_SPLIT + BF16X3_CHAIN + BF16_BUFFER,
     ],
     "memoization": [
         '''

@@ -107,8 +107,9 @@ def test_every_candidate_is_verified_on_opencl(tmp_path, task):
 # The GPU's first convolution form (implicit GEMM over channels-last copies), written for cuda and
 # run by the interpreter: 2-D with padding and a max-pool after it, and 1-D.
 GPU_CONV_CASES = {
+    # three candidates: two over bfloat16 parts, then one over TF32 parts
     "level2/14_Conv2d_MaxPool_Hardtanh.py": ({"batch_size": 2, "in_channels": 3,
-                                              "out_channels": 5, "height": 7, "width": 6}, 1),
+                                              "out_channels": 5, "height": 7, "width": 6}, 3),
     "level2/19_Conv1d_ReLU_MaxPool1d.py": ({"batch_size": 2, "in_channels": 3,
                                             "out_channels": 5, "length": 21}, 1),
     # transposed, one program per stride class: kernel 3 with padding 1 (classes of 2 and 1
@@ -168,8 +169,12 @@ def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, ta
     code = (tmp_path / "out" / "candidate_0.py").read_text()
     assert "def k0_conv_gemm_cl(" in code
     assert "_xl_lo = torch.empty_like(_xl)" in code  # over split operands
-    # whose TF32 products, written out as tf32x3, are no precision downgrade
-    assert [f["id"] for f in evaluations[0]["flags"]] == []
+    assert "dtype=torch.bfloat16)" in code and "hi = v.to(tl.bfloat16)" in code
+    if len(evaluations) > 2:
+        tf32 = (tmp_path / "out" / "candidate_2.py").read_text()
+        assert "bfloat16" not in tf32 and 'acc = tl.dot(a_lo, b_tile, acc, input_precision="tf32")' in tf32
+    # whose products, written out as bf16x3 or tf32x3, are no precision downgrade
+    assert [[f["id"] for f in e["flags"]] for e in evaluations] == [[]] * len(evaluations)
 
 
 # A norm whose rows are longer than a program holds in registers (2 x 96 x 96 = 18,432 positions

@@ -291,6 +291,7 @@ class LaunchTracker:
             jit.KernelInterface.__getitem__
         if _interpreting():
             _interpreter_autotuning(autotuner.Autotuner)
+            _interpreter_bf16_dots(interpreter)
         self.installed = True
 
     def _install_shim(self):
@@ -410,6 +411,35 @@ def _interpreter_autotuning(cls):
 
 def _equal_rating(kernel_call, quantiles=None, **kwargs):
     return [0.0, 0.0, 0.0] if quantiles else 0.0
+
+
+def _interpreter_bf16_dots(interpreter):
+    """Let tl.dot take bfloat16 tiles on the interpreter.
+
+    Triton's interpreter keeps bfloat16 values as the uint16 words that hold them, and its
+    `create_dot` widens only fp8 operands, so a bfloat16 product multiplied the words as integers
+    (Triton 3.6: 2e10 off for 16 x 16 unit normals). The synthesizer's GPU convolutions split
+    fp32 operands into bfloat16 parts; here each bfloat16 operand is widened to fp32 first, which
+    is exact (a bfloat16 word is the top half of its fp32 value) and what tensor cores compute.
+    """
+    import numpy as np
+    import triton.language as tl
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    original = getattr(builder, "create_dot", None)
+    if original is None or getattr(original, "crucible_bf16", False):
+        return
+
+    def widen(handle):
+        if handle.dtype.scalar != tl.bfloat16:
+            return handle
+        words = np.asarray(handle.data).astype(np.uint32) << np.uint32(16)
+        return interpreter.TensorHandle(words.view(np.float32), tl.float32)
+
+    def create_dot(self, a, b, d, *args, **kwargs):
+        return original(self, widen(a), widen(b), d, *args, **kwargs)
+
+    create_dot.crucible_bf16 = True
+    builder.create_dot = create_dot
 
 
 def kernel_name(obj):
