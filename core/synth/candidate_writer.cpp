@@ -28,7 +28,18 @@ constexpr const char* kHelpers =
     "    n = 1\n"
     "    for d in shape:\n"
     "        n *= d\n"
-    "    return n\n";
+    "    return n\n"
+    "\n"
+    "\n"
+    "def _dense(t):\n"
+    "    \"\"\"Whether t's elements fill its span of storage exactly, in some order of its dims,\n"
+    "    so a pass over the storage in order visits each once (host bookkeeping).\"\"\"\n"
+    "    span = 1\n"
+    "    for size, stride in sorted(zip(t.shape, t.stride()), key=lambda d: d[1]):\n"
+    "        if size != 1 and stride != span:\n"
+    "            return False\n"
+    "        span *= size\n"
+    "    return span > 0\n";
 
 std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {

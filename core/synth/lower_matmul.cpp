@@ -16,6 +16,29 @@ std::string dotCall(const Tiling& t) {
   return "tl.dot(a_tile, b_tile, input_precision=\"" + precision + "\")";
 }
 
+namespace {
+
+/// A kernel splitting a dense fp32 tensor, storage order, into bfloat16 hi and lo parts.
+std::string splitKernel(const std::string& name) {
+  std::ostringstream k;
+  k << "@triton.jit\n"
+    << "def " << name << "(src, hi_p, lo_p, n, BLOCK: tl.constexpr):\n"
+    << kBody << "# a dense tensor's storage, element by element, as bfloat16 hi (v rounded, 8\n"
+    << kBody << "# significant bits) and lo (the rest, rounded too): hi + lo keeps 16 of v's 24\n"
+    << kBody << "# bits. An infinite v keeps lo 0.\n"
+    << kBody << "at = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    << kBody << "ok = at < n\n"
+    << kBody << "v = tl.load(src + at, mask=ok)\n"
+    << kBody << "hi = v.to(tl.bfloat16)\n"
+    << kBody << "tl.store(hi_p + at, hi, mask=ok)\n"
+    << kBody << "rest = v - hi.to(tl.float32)\n"
+    << kBody << "tl.store(lo_p + at, tl.where(rest == rest, rest, 0.0).to(tl.bfloat16), mask=ok)\n"
+    << "\n\n";
+  return k.str();
+}
+
+}  // namespace
+
 std::string programOrder(const Tiling& t, const std::string& m, const std::string& n) {
   std::string s;
   if (t.groupM <= 1) {
@@ -84,6 +107,10 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
     return std::nullopt;
   }
   const std::string dom = "_dom" + std::to_string(index);
+  // bf16x3 over parts split beforehand, for fp32 operands; the host falls back to tl.dot's own
+  // tf32x3 where an operand's layout is not dense (a broadcast view).
+  const bool split = t.precision == kBf16SplitPrecision && dtypeOf(g, a) == "float32" &&
+                     dtypeOf(g, b) == "float32";
   GroupState st(g, group);
   std::string bias = "None";
   if (linear && mm.inputs.size() > 2 && mm.inputs[2].isRef()) bias = mm.inputs[2].ref;
@@ -102,6 +129,10 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   KernelSignature sig;
   sig.add("a", "_a");
   sig.add("b", "_b");
+  if (split) {
+    sig.add("a_lo", "_a_lo");
+    sig.add("b_lo", "_b_lo");
+  }
   if (bias != "None") sig.add("bias", "_bias");
   sig.addPointers(ops, group.stores, [](const std::string& s) { return "_o_" + s; });
   for (const char* p :
@@ -117,6 +148,7 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   for (const auto& s : group.stores) tileStrides("out_" + s, "_o_" + s);
   sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
   if (t.groupM > 1) sig.constexprs({"GROUP_M"});
+  if (split) sig.constexprs({"SPLIT"});
 
   auto tile = [](const std::string& p, const std::string& pointer) {
     return pointer + " + b0 * " + p + "_sb0 + b1 * " + p + "_sb1 + rm[:, None] * " + p +
@@ -124,6 +156,7 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   };
   const std::string b2 = std::string(kBody) + kBody;
   std::ostringstream k;
+  if (split) k << splitKernel("k" + std::to_string(index) + "_split");
   k << sig.def(name);
   k << kBody << "# " << nodeList(g, group)
     << ": a BLOCK_M x BLOCK_N tile of the product per program, accumulated in fp32 over K,\n"
@@ -138,13 +171,26 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
   k << kBody << "for k0 in range(0, K, BLOCK_K):\n";
   k << b2 << "kk = k0 + rk\n";
-  k << b2
-    << "a_tile = tl.load(a + b0 * a_sb0 + b1 * a_sb1 + rm[:, None] * a_sm + kk[None, :] * a_sk,\n"
-    << b2 << "                 mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)\n";
-  k << b2
-    << "b_tile = tl.load(b + b0 * b_sb0 + b1 * b_sb1 + kk[:, None] * b_sk + rn[None, :] * b_sn,\n"
-    << b2 << "                 mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)\n";
-  k << b2 << "acc += " << dotCall(t) << "\n";
+  k << b2 << "a_at = b0 * a_sb0 + b1 * a_sb1 + rm[:, None] * a_sm + kk[None, :] * a_sk\n"
+    << b2 << "a_ok = (rm[:, None] < M) & (kk[None, :] < K)\n"
+    << b2 << "b_at = b0 * b_sb0 + b1 * b_sb1 + kk[:, None] * b_sk + rn[None, :] * b_sn\n"
+    << b2 << "b_ok = (kk[:, None] < K) & (rn[None, :] < N)\n"
+    << b2 << "a_tile = tl.load(a + a_at, mask=a_ok, other=0.0)\n"
+    << b2 << "b_tile = tl.load(b + b_at, mask=b_ok, other=0.0)\n";
+  if (split) {
+    const std::string b3 = b2 + kBody;
+    k << b2 << "if SPLIT:\n"
+      << b3 << "# bf16x3's products over the split parts: the two small ones, then hi x hi\n"
+      << b3 << "a_lo_tile = tl.load(a_lo + a_at, mask=a_ok, other=0.0)\n"
+      << b3 << "b_lo_tile = tl.load(b_lo + b_at, mask=b_ok, other=0.0)\n"
+      << b3 << "acc = tl.dot(a_lo_tile, b_tile, acc)\n"
+      << b3 << "acc = tl.dot(a_tile, b_lo_tile, acc)\n"
+      << b3 << "acc = tl.dot(a_tile, b_tile, acc)\n"
+      << b2 << "else:\n"
+      << b3 << "acc += " << dotCall(t) << "\n";
+  } else {
+    k << b2 << "acc += " << dotCall(t) << "\n";
+  }
   k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < N)\n";
   for (const auto& o : ops) {
     k << kBody << o.arg << " = tl.load(" << tile(o.arg, "p_" + o.arg) << ", mask=mask, other=0.0)"
@@ -166,6 +212,23 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
     h << kHost << "_a = " << av << "\n" << kHost << "_b = " << bv << "\n";
   }
   if (bias != "None") h << kHost << "_bias = " << host.value(bias) << "\n";
+  if (split) {
+    const std::string kernel = "k" + std::to_string(index) + "_split";
+    const std::string h2 = std::string(kHost) + kBody;
+    h << kHost << "# the operands as bfloat16 parts hi and lo, each in its operand's own layout\n"
+      << kHost << "_split = _dense(_a) and _dense(_b)\n"
+      << kHost << "_a_lo, _b_lo = _a, _b\n"
+      << kHost << "if _split:\n";
+    for (const char* v : {"_a", "_b"}) {
+      const std::string x = v;
+      h << h2 << x << "_hi = torch.empty_strided(" << x << ".shape, " << x
+        << ".stride(), device=" << x << ".device, dtype=torch.bfloat16)\n"
+        << h2 << x << "_lo = torch.empty_like(" << x << "_hi)\n"
+        << h2 << kernel << "[(triton.cdiv(" << x << ".numel(), 1024),)](" << x << ", " << x
+        << "_hi, " << x << "_lo, " << x << ".numel(), BLOCK=1024)\n";
+    }
+    h << h2 << "_a, _b = _a_hi, _b_hi\n";
+  }
   h << kHost << "_M, _K, _N = _a.shape[-2], _a.shape[-1], _b.shape[-1]\n";
   h << kHost << "_B1 = " << (as.size() == 4 && batched ? "_a.shape[1]" : "1") << "\n";
   for (const auto& s : group.stores) {
@@ -176,7 +239,7 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   h << kHost << "_grid = " << productGrid(t, "_M", "_N", batched ? "_prod(_a.shape[:-2])" : "1")
     << "\n";
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << productConstants(t)
-    << launchOptions(t) << ")\n";
+    << (split ? ", SPLIT=_split" : "") << launchOptions(t) << ")\n";
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " matmul [" + nodeList(g, group) +
                           "]: tl.dot with a K loop and the epilogue fused, " + productLabel(t)};

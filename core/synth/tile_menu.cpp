@@ -87,13 +87,15 @@ TileMenu menuFor(const std::string& backend) {
     return {{pw(1024, 4), pw(2048, 8), pw(4096, 8), pw(512, 4), pw(1024, 8), pw(8192, 16),
              pw(2048, 4), pw(256, 2)},
             {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
-            // Products: tf32x3 128x128, then 128x64. At --scale 4 on an H100 (2026-11-27, four
-            // samples each of 2/1 and 2/20) these two were within 3% of each other and 2.2-3.6x
-            // faster than the exact (ieee) 64x128 and 64x64 tilings after them, which stay in the
-            // search for GPUs and sizes where tensor cores gain less.
-            {mm(128, 128, 32, 8, 3, 8, x3), mm(128, 64, 32, 4, 4, 8, x3), mm(64, 64, 32, 4, 3, 8),
-             mm(64, 128, 32, 4, 4, 8), mm(128, 128, 32, 8, 3, 8), mm(64, 64, 32, 4, 4, 8, x3),
-             mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
+            // Products: bf16x3 over operands split beforehand 64x128, then tf32x3 128x128 in
+            // case the bfloat16 parts miss the tolerance. On an H100 (2026-11-27,
+            // scripts/split_tf32_study.py) 2/1's GEMM at --scale 4 took 0.13 ms over bfloat16
+            // parts, 0.23 over TF32 ones. tf32x3 128x128 and 128x64 were within 3% of each
+            // other and 2.2-3.6x faster than the exact (ieee) tilings (four samples each of 2/1
+            // and 2/20), which stay in the search for GPUs and sizes where tensor cores gain less.
+            {mm(64, 128, 32, 4, 4, 8, bf), mm(128, 128, 32, 8, 3, 8, x3),
+             mm(128, 128, 32, 8, 3, 8, bf), mm(128, 64, 32, 4, 4, 8, x3), mm(64, 64, 32, 4, 3, 8),
+             mm(64, 128, 32, 4, 4, 8), mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
             // Channels-last implicit GEMM over operands split into bfloat16 parts first: on an
             // H100 (2026-11-27, scripts/split_tf32_study.py --conv-sweep) 128x128x64 in 3 stages
             // was the fastest on 2/3's shape at --scale 4 with 8 warps and on 2/8's (8 channels)

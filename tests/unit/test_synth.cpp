@@ -273,6 +273,34 @@ TEST(SynthCodegen, HalfPrecisionConvolutionsAreNotSplit) {
             std::string::npos);
 }
 
+TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
+  // First bf16x3 over parts a split kernel writes in each operand's own layout, with tl.dot's
+  // tf32x3 kept in the kernel for operands that are not dense; then tf32x3 alone.
+  const SynthResult r = synthFor(linearGraph(), "cuda", 2);
+  ASSERT_EQ(r.candidates.size(), 2u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& first = r.candidates[0].code;
+  for (const char* line :
+       {"def k0_split(src, hi_p, lo_p, n, BLOCK: tl.constexpr):", "hi = v.to(tl.bfloat16)",
+        "rest = v - hi.to(tl.float32)", "_split = _dense(_a) and _dense(_b)",
+        "_a_hi = torch.empty_strided(_a.shape, _a.stride(), device=_a.device, "
+        "dtype=torch.bfloat16)",
+        "if SPLIT:", "acc = tl.dot(a_lo_tile, b_tile, acc)\n",
+        "acc = tl.dot(a_tile, b_lo_tile, acc)\n", "acc = tl.dot(a_tile, b_tile, acc)\n",
+        "acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")", "SPLIT=_split"}) {
+    EXPECT_NE(first.find(line), std::string::npos) << line;
+  }
+  EXPECT_NE(r.candidates[0].label.find("bf16x3-split"), std::string::npos);
+  EXPECT_EQ(r.candidates[1].code.find("bfloat16"), std::string::npos);
+  // Half-precision products are not split.
+  json half = linearGraph();
+  for (auto* values : {&half["inputs"], &half["params"], &half["nodes"]}) {
+    for (auto& v : *values) v["dtype"] = "float16";
+  }
+  const SynthResult h = synthFor(half, "cuda", 1);
+  ASSERT_EQ(h.candidates.size(), 1u) << (h.unsupported.empty() ? "" : h.unsupported[0]);
+  EXPECT_EQ(h.candidates[0].code.find("_split"), std::string::npos);
+}
+
 TEST(SynthCodegen, GroupedConvolutionsAndPoolingKeepDirectLoops) {
   const json g = convGraph("conv2d", {3, 1, 3, 3}, {2, 3, 8, 8},
                            {{"stride", 1}, {"padding", 1}, {"dilation", 1}, {"groups", 3}});

@@ -1341,7 +1341,8 @@ def _compensated_splits(tree, names):
     return found
 
 
-_BF16_ALLOCATORS = ("torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like")
+_BF16_ALLOCATORS = ("torch.empty", "torch.empty_like", "torch.empty_strided", "torch.zeros",
+                    "torch.zeros_like")
 
 
 def _is_bf16_cast(node, names):
