@@ -274,11 +274,13 @@ TEST(SynthCodegen, HalfPrecisionConvolutionsAreNotSplit) {
 }
 
 TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
-  // First bf16x3 over parts a split kernel writes in each operand's own layout, with tl.dot's
-  // tf32x3 kept in the kernel for operands that are not dense; then tf32x3 alone.
-  const SynthResult r = synthFor(linearGraph(), "cuda", 2);
-  ASSERT_EQ(r.candidates.size(), 2u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
-  const std::string& first = r.candidates[0].code;
+  // tf32x3 first; then bf16x3 over parts a split kernel writes in each operand's own layout,
+  // with tl.dot's tf32x3 kept in the kernel for operands that are not dense; then exact.
+  const SynthResult r = synthFor(linearGraph(), "cuda", 3);
+  ASSERT_EQ(r.candidates.size(), 3u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  EXPECT_EQ(r.candidates[0].code.find("bfloat16"), std::string::npos);
+  EXPECT_NE(r.candidates[2].code.find("input_precision=\"ieee\""), std::string::npos);
+  const std::string& split = r.candidates[1].code;
   for (const char* line :
        {"def k0_split(src, hi_p, lo_p, n, BLOCK: tl.constexpr):", "hi = v.to(tl.bfloat16)",
         "rest = v - hi.to(tl.float32)", "_split = _dense(_a) and _dense(_b)",
@@ -287,10 +289,9 @@ TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
         "if SPLIT:", "acc = tl.dot(a_lo_tile, b_tile, acc)\n",
         "acc = tl.dot(a_tile, b_lo_tile, acc)\n", "acc = tl.dot(a_tile, b_tile, acc)\n",
         "acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")", "SPLIT=_split"}) {
-    EXPECT_NE(first.find(line), std::string::npos) << line;
+    EXPECT_NE(split.find(line), std::string::npos) << line;
   }
-  EXPECT_NE(r.candidates[0].label.find("bf16x3-split"), std::string::npos);
-  EXPECT_EQ(r.candidates[1].code.find("bfloat16"), std::string::npos);
+  EXPECT_NE(r.candidates[1].label.find("bf16x3-split"), std::string::npos);
   // Half-precision products are not split.
   json half = linearGraph();
   for (auto* values : {&half["inputs"], &half["params"], &half["nodes"]}) {
