@@ -15,11 +15,16 @@ convolution at `--scale 4`:
          tensor cores the way a TF32 GEMM's do. The split costs one extra pass over the inputs
          (for the convolution it rides on the channels-last copy the kernel already makes).
   tf32   one TF32 product (the speed ceiling; it misses the tolerance).
+  bf16x3 as split, but hi = x rounded to bfloat16 and lo = the rest rounded to bfloat16, stored
+         as bfloat16 and multiplied as three bf16 dots: twice TF32's tensor-core rate and half
+         the operand bytes, with 16 of fp32's 24 significant bits kept (2^-16 per product).
 
 and eager PyTorch with torch's defaults (cuBLAS fp32 for the GEMM, cuDNN with TF32 for the
 convolution). Each is checked against float64 at the verifier's tolerance (|d| <= 1e-4 + 1e-4
 |ref|). Milliseconds by triton.testing.do_bench, best tiling per form. One JSON object per
-line. Usage: split_tf32_study.py [--quick] (tiny shapes, TRITON_INTERPRET=1 on a CPU).
+line. Usage: split_tf32_study.py [--quick] [--conv-sweep] [--forms x3,split,tf32,bf16x3]
+(--quick: tiny shapes, for TRITON_INTERPRET=1 on a CPU, where Triton's interpreter multiplies
+bfloat16 tiles wrongly; the worker patches that, this script does not).
 """
 import argparse
 import json
