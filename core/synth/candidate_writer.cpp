@@ -39,7 +39,18 @@ constexpr const char* kHelpers =
     "        if size != 1 and stride != span:\n"
     "            return False\n"
     "        span *= size\n"
-    "    return span > 0\n";
+    "    return span > 0\n"
+    "\n"
+    "\n"
+    "def _stages(wanted, stage_bytes, device):\n"
+    "    \"\"\"Pipeline stages for a K loop holding stage_bytes of shared memory per stage: at\n"
+    "    most `wanted`, and as many as fit this GPU's shared memory per block (host\n"
+    "    bookkeeping; off a GPU, or where torch does not say, `wanted`).\"\"\"\n"
+    "    if device.type != \"cuda\":\n"
+    "        return wanted\n"
+    "    props = torch.cuda.get_device_properties(device)\n"
+    "    room = getattr(props, \"shared_memory_per_block_optin\", 0)\n"
+    "    return max(1, min(wanted, room // stage_bytes)) if room > 0 else wanted\n";
 
 std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {

@@ -307,9 +307,13 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     << (twoD ? "triton.cdiv(" + heightPerTile + ", _rows) * " : "") << "triton.cdiv("
     << widthPerTile << ", _bw), triton.cdiv(" << dom << "[1], " << t.blockN << ")"
     << (transposed ? ", " + std::to_string(classes) : "") << ")\n";
+  // shared memory per element of both tiles: two bfloat16 parts, two fp32 parts, or one value
+  const int elementBytes = splitKind == Split::Bf16   ? 4
+                           : splitKind == Split::Tf32 ? 8
+                                                      : dtypeBytes(cv.dtype);
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << ", " << s.launchConstants()
-    << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk" << launchOptions(t)
-    << ")\n";
+    << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk"
+    << pipelinedLaunchOptions(t, elementBytes, "_x.device") << ")\n";
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " conv [" + nodeList(g, group) +
                           "]: implicit GEMM through tl.dot over channels-last copies, epilogue "

@@ -238,8 +238,13 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   h << bindOperands(ops);
   h << kHost << "_grid = " << productGrid(t, "_M", "_N", batched ? "_prod(_a.shape[:-2])" : "1")
     << "\n";
+  // shared memory per element of both tiles: two bfloat16 parts when split, as many bytes as
+  // the one fp32 value of the unsplit fallback; else one value
+  const int elementBytes =
+      split ? 4 : std::max(dtypeBytes(dtypeOf(g, a)), dtypeBytes(dtypeOf(g, b)));
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << productConstants(t)
-    << (split ? ", SPLIT=_split" : "") << launchOptions(t) << ")\n";
+    << (split ? ", SPLIT=_split" : "") << pipelinedLaunchOptions(t, elementBytes, "_a.device")
+    << ")\n";
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " matmul [" + nodeList(g, group) +
                           "]: tl.dot with a K loop and the epilogue fused, " + productLabel(t)};

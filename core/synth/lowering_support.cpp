@@ -209,4 +209,20 @@ std::string launchOptions(const Tiling& t) {
          (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : "");
 }
 
+std::string pipelinedLaunchOptions(const Tiling& t, int elementBytes, const std::string& device) {
+  if (t.stages <= 0) return launchOptions(t);
+  const long stageBytes =
+      (static_cast<long>(t.blockM) * t.blockK + static_cast<long>(t.blockK) * t.blockN) *
+      elementBytes;
+  return ", num_warps=" + std::to_string(t.warps) + ", num_stages=_stages(" +
+         std::to_string(t.stages) + ", " + std::to_string(stageBytes) + ", " + device + ")";
+}
+
+int dtypeBytes(const std::string& dtype) {
+  if (dtype == "float64" || dtype == "int64") return 8;
+  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
+  if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+  return 4;
+}
+
 }  // namespace crucible::synth

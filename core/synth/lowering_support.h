@@ -109,6 +109,14 @@ std::string storeOutputs(const std::vector<std::string>& stores,
 std::string bindOperands(const std::vector<KernelOperand>& ops);
 /// ", num_warps=W[, num_stages=S]" for a launch.
 std::string launchOptions(const Tiling& t);
+/// The same for a tl.dot K loop over BLOCK_M x BLOCK_K and BLOCK_K x BLOCK_N tiles of
+/// `elementBytes` each (all parts of a split operand together): every pipeline stage holds one
+/// of each in shared memory, so the stages become `_stages(S, stage bytes, device)`, at most S
+/// and as many as the GPU's shared memory per block holds. A GPU with less than the tiling
+/// assumed (an A100's 164 KB against an H100's 227) then still compiles it.
+std::string pipelinedLaunchOptions(const Tiling& t, int elementBytes, const std::string& device);
+/// The bytes of one element of a tensor of `dtype`.
+int dtypeBytes(const std::string& dtype);
 
 // Tiled matrix products (lower_matmul.cpp), shared with implicit-GEMM convolutions.
 /// `tl.dot(a_tile, b_tile, input_precision=...)` for the tiling.

@@ -223,14 +223,17 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
             std::string::npos);
   EXPECT_NE(first.find("_bk = min(64, max(16, triton.next_power_of_2(_x.shape[1])))"),
             std::string::npos);
+  // 3 stages of (128 x 64 + 64 x 128) elements, two bfloat16 parts each, where they fit
   EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=_bk, num_warps=8, "
-                       "num_stages=3"),
+                       "num_stages=_stages(3, 65536, _x.device)"),
             std::string::npos);
   // The third splits into a TF32 part and the rest, in fp32, for three TF32 products.
   const std::string& third = r.candidates[2].code;
   EXPECT_NE(third.find("tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)"),
             std::string::npos);
   EXPECT_EQ(third.find("bfloat16"), std::string::npos);
+  // (128 x 32 + 32 x 128) elements, two fp32 parts each
+  EXPECT_NE(third.find("num_stages=_stages(3, 65536, _x.device)"), std::string::npos);
   for (const char* product : {"acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")",
                               "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")",
                               "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")"}) {
@@ -292,6 +295,8 @@ TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
     EXPECT_NE(split.find(line), std::string::npos) << line;
   }
   EXPECT_NE(r.candidates[1].label.find("bf16x3-split"), std::string::npos);
+  // 4 stages of (64 x 32 + 32 x 128) elements, two bfloat16 parts each, where they fit
+  EXPECT_NE(split.find("num_stages=_stages(4, 24576, _a.device)"), std::string::npos);
   // Half-precision products are not split.
   json half = linearGraph();
   for (auto* values : {&half["inputs"], &half["params"], &half["nodes"]}) {

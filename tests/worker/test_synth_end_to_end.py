@@ -6,10 +6,12 @@ ops behind a linear layer, and a linear layer with a fused epilogue. The same on
 pointwise chain, a softmax, a layer norm, a linear epilogue, a conv2d in both forms (direct loops
 and implicit GEMM through tl.dot), group norm, instance norm after a conv, batch norm in training
 over images, a transposed conv (both forms) and adaptive pooling with uneven windows."""
+import ast
 import json
 import os
 import re
 import subprocess
+import types
 
 import pytest
 
@@ -226,6 +228,36 @@ def test_gpu_products_of_sliced_views_are_verified_on_the_interpreter(tmp_path):
     synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
                           case=({}, 2), reference=reference)
     assert "SPLIT=_split" in (tmp_path / "out" / "candidate_1.py").read_text()
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_gpu_pipeline_stages_fit_the_gpus_shared_memory(tmp_path):
+    """A candidate's K loops ask `_stages` for their pipeline depth: the tiling's, or fewer where
+    the GPU's shared memory per block holds fewer stages (else the kernel fails to compile)."""
+    out = tmp_path / "out"
+    task = os.path.join(TASKS, "level2", "3_Conv2d_ReLU_BiasAdd.py")
+    synth = subprocess.run([CRUCIBLE, "synth", task, "-n", "1", "--out", str(out),
+                            "--backend", "cuda"], capture_output=True, text=True, timeout=300)
+    assert synth.returncode == 0, synth.stderr
+    code = (out / "candidate_0.py").read_text()
+    assert "num_stages=_stages(3, 65536, _x.device)" in code
+    helper = next(node for node in ast.parse(code).body
+                  if isinstance(node, ast.FunctionDef) and node.name == "_stages")
+
+    def stages_on(room, device="cuda"):
+        props = types.SimpleNamespace() if room is None else types.SimpleNamespace(
+            shared_memory_per_block_optin=room)
+        fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            get_device_properties=lambda device: props))
+        scope = {"torch": fake}
+        exec(compile(ast.Module(body=[helper], type_ignores=[]), "candidate", "exec"), scope)
+        return scope["_stages"](3, 65536, types.SimpleNamespace(type=device))
+
+    assert stages_on(232448) == 3  # an H100's 227 KB
+    assert stages_on(166912) == 2  # an A100's 163 KB
+    assert stages_on(101376) == 1  # 99 KB (Ada, consumer Ampere)
+    assert stages_on(None) == 3    # a torch that does not say
+    assert stages_on(0, device="cpu") == 3
 
 
 # A norm whose rows are longer than a program holds in registers (2 x 96 x 96 = 18,432 positions
