@@ -111,8 +111,15 @@ TEST(SynthPartition, AMeanOverSeveralDimsIsOneRowProgramButASoftmaxOverThemIsUns
   EXPECT_EQ(p.groups[0].reduce.dims, (std::vector<int>{2, 3}));
   const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
   ASSERT_FALSE(r.candidates.empty());
-  // A row runs over (h, w): its columns split into both coordinates, the last fastest.
-  EXPECT_NE(r.candidates[0].code.find("k3 = krem % cs3"), std::string::npos);
+  // A row runs over (h, w): its columns split into both coordinates, the last fastest, for
+  // views whose (h, w) are not one run of addresses; the others take cols times w's stride.
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("k2 = (cols // cs3)\n"), std::string::npos);
+  EXPECT_NE(code.find("k3 = cols % cs3\n"), std::string::npos);
+  EXPECT_NE(code.find("(cols * x0_s3 if FLAT_x0 else k2 * x0_s2 + k3 * x0_s3)"),
+            std::string::npos);
+  EXPECT_NE(code.find("_flat(_x0.stride(), (2, 3, ), (_dom0[2], _dom0[3], ))"),
+            std::string::npos);
   EXPECT_NE(r.candidates[0].code.find("_R = _dom0[2] * _dom0[3]"), std::string::npos);
   g["nodes"] = {node("s", "softmax", {"x"}, {2, 3, 4, 5}, {{"dim", {2, 3}}}, 7)};
   p = partition(parseGraph(g));
@@ -145,7 +152,10 @@ TEST(SynthPartition, NormsOfImagesAreRowPrograms) {
   const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
   ASSERT_FALSE(r.candidates.empty()) << r.unsupported[0];
   const std::string& code = r.candidates[0].code;
-  EXPECT_NE(code.find("(r1 * cs1 + k1)"), std::string::npos);  // channel = group * size + index
+  // channel = group * size + index: the group's part of the address, then the index's
+  EXPECT_NE(code.find("r1 * cs1 * x0_s1 + (cols * x0_s3 if FLAT_x0 else k1 * x0_s1 + "),
+            std::string::npos);
+  EXPECT_NE(code.find("k1 = (cols // (cs2 * cs3))\n"), std::string::npos);
   EXPECT_NE(code.find("self.gn.weight.reshape(-1, 1, 1).expand(_dom0)"), std::string::npos);
   EXPECT_NE(code.find("_R = (_dom0[1] // 4) * _dom0[2] * _dom0[3]"), std::string::npos);
 }
