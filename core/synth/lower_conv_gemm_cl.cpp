@@ -56,14 +56,7 @@ std::string channelsLastKernel(const std::string& name, int spatial, Split split
     return k.str();
   }
   if (split == Split::Bf16) {
-    k << kBody << "# hi: v rounded to bfloat16 (8 significant bits); lo: the rest, rounded to\n"
-      << kBody << "# bfloat16 too, so hi + lo keeps 16 of v's 24 bits. An infinite v keeps lo 0.\n"
-      << kBody << "hi = v.to(tl.bfloat16)\n"
-      << kBody << "tl.store(dst + at, hi, mask=mask)\n"
-      << kBody << "rest = v - hi.to(tl.float32)\n"
-      << kBody
-      << "tl.store(lo + at, tl.where(rest == rest, rest, 0.0).to(tl.bfloat16), mask=mask)"
-         "\n\n\n";
+    k << bf16SplitLines("dst", "lo", "mask") << "\n\n";
     return k.str();
   }
   k << kBody << "# hi: v rounded to TF32 (10 mantissa bits: half of the dropped bits added, then\n"

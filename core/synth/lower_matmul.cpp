@@ -23,17 +23,11 @@ std::string splitKernel(const std::string& name) {
   std::ostringstream k;
   k << "@triton.jit\n"
     << "def " << name << "(src, hi_p, lo_p, n, BLOCK: tl.constexpr):\n"
-    << kBody << "# a dense tensor's storage, element by element, as bfloat16 hi (v rounded, 8\n"
-    << kBody << "# significant bits) and lo (the rest, rounded too): hi + lo keeps 16 of v's 24\n"
-    << kBody << "# bits. An infinite v keeps lo 0.\n"
+    << kBody << "# a dense tensor's storage, element by element\n"
     << kBody << "at = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
     << kBody << "ok = at < n\n"
     << kBody << "v = tl.load(src + at, mask=ok)\n"
-    << kBody << "hi = v.to(tl.bfloat16)\n"
-    << kBody << "tl.store(hi_p + at, hi, mask=ok)\n"
-    << kBody << "rest = v - hi.to(tl.float32)\n"
-    << kBody << "tl.store(lo_p + at, tl.where(rest == rest, rest, 0.0).to(tl.bfloat16), mask=ok)\n"
-    << "\n\n";
+    << bf16SplitLines("hi_p", "lo_p", "ok") << "\n\n";
   return k.str();
 }
 
@@ -108,7 +102,7 @@ std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& gro
   }
   const std::string dom = "_dom" + std::to_string(index);
   // bf16x3 over parts split beforehand, for fp32 operands; the host falls back to tl.dot's own
-  // tf32x3 where an operand's layout is not dense (a broadcast view).
+  // tf32x3 where an operand's layout is not dense (a slice, a broadcast view).
   const bool split = t.precision == kBf16SplitPrecision && dtypeOf(g, a) == "float32" &&
                      dtypeOf(g, b) == "float32";
   GroupState st(g, group);

@@ -218,6 +218,15 @@ std::string pipelinedLaunchOptions(const Tiling& t, int elementBytes, const std:
          std::to_string(t.stages) + ", " + std::to_string(stageBytes) + ", " + device + ")";
 }
 
+std::string bf16SplitLines(const std::string& dst, const std::string& lo, const std::string& mask) {
+  const std::string b = kBody;
+  return b + "# hi: v rounded to bfloat16 (8 significant bits); lo: the rest, rounded to\n" + b +
+         "# bfloat16 too, so hi + lo keeps 16 of v's 24 bits. An infinite v keeps lo 0.\n" + b +
+         "hi = v.to(tl.bfloat16)\n" + b + "tl.store(" + dst + " + at, hi, mask=" + mask + ")\n" +
+         b + "rest = v - hi.to(tl.float32)\n" + b + "tl.store(" + lo +
+         " + at, tl.where(rest == rest, rest, 0.0).to(tl.bfloat16), mask=" + mask + ")\n";
+}
+
 int dtypeBytes(const std::string& dtype) {
   if (dtype == "float64" || dtype == "int64") return 8;
   if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;

@@ -102,8 +102,8 @@ TileMenu menuFor(const std::string& backend) {
             // H100 (2026-11-27, scripts/split_tf32_study.py --conv-sweep) 128x128x64 in 3 stages
             // was the fastest on 2/3's shape at --scale 4 with 8 warps and on 2/8's (8 channels)
             // with 4, 1.55-1.65x faster than the best TF32 split, which comes next in case the
-            // bfloat16 parts miss the tolerance. Each takes 192 KB of shared memory, which fits
-            // an H100's 227; a GPU with less fails them at compile time and the search goes on.
+            // bfloat16 parts miss the tolerance. Their 3 stages take 192 KB of shared memory,
+            // which fits an H100's 227; a GPU with less runs fewer stages (_stages).
             // Then tf32x3 in the kernel, and for dilated transposed convolutions the flat forms.
             {cl(128, 128, 64, 8, 3, bf), cl(128, 128, 64, 4, 3, bf), cl(128, 128, 32, 8, 3, split),
              cl(64, 128, 32, 4, 3, split), cl(128, 128, 64, 8, 3),

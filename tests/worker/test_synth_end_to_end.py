@@ -174,7 +174,8 @@ def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, ta
     assert "dtype=torch.bfloat16)" in code and "hi = v.to(tl.bfloat16)" in code
     if len(evaluations) > 2:
         tf32 = (tmp_path / "out" / "candidate_2.py").read_text()
-        assert "bfloat16" not in tf32 and 'acc = tl.dot(a_lo, b_tile, acc, input_precision="tf32")' in tf32
+        assert "bfloat16" not in tf32
+        assert 'acc = tl.dot(a_lo, b_tile, acc, input_precision="tf32")' in tf32
     # whose products, written out as bf16x3 or tf32x3, are no precision downgrade
     assert [[f["id"] for f in e["flags"]] for e in evaluations] == [[]] * len(evaluations)
 

@@ -1255,18 +1255,19 @@ def candidate_facts(path, reference_stem=None):
 
 
 def _compensated_products(tree):
-    """ids of the tl.dot calls that write out tf32x3 themselves (3xTF32; Markidis et al., 2018):
-    three TF32 products chained into one accumulator, `acc = tl.dot(x, y, acc, ...)` in one
-    block, over two left and two right operands of which every pair but one appears (hi x hi,
-    hi x lo, lo x hi of operands split into a TF32 part and the rest). Together they keep about
-    fp32's accuracy, so they are not a precision downgrade; the trials still judge the result."""
+    """ids of the tl.dot calls that write out compensated products themselves (3xTF32; Markidis
+    et al., 2018; bf16x3 the same over bfloat16 parts): three products chained into one
+    accumulator, `acc = tl.dot(x, y, acc, ...)` in one block, over two left and two right
+    operands of which every pair but one appears (hi x hi, hi x lo, lo x hi of operands split
+    into a TF32 or bfloat16 part and the rest). Together they keep far more than one pass's
+    accuracy, so they are not a precision downgrade; the trials still judge the result."""
     found = set()
     for parent in ast.walk(tree):
         for field in ("body", "orelse"):
             chains = {}
             block = getattr(parent, field, None)  # a lambda's or an IfExp's body is one expr
             for stmt in block if isinstance(block, list) else ():
-                link = _tf32_dot_into(stmt) if isinstance(stmt, ast.stmt) else None
+                link = _compensated_dot_into(stmt) if isinstance(stmt, ast.stmt) else None
                 if link:
                     chains.setdefault(link[0], []).append(link[1:])
             for links in chains.values():
@@ -1277,7 +1278,7 @@ def _compensated_products(tree):
     return found
 
 
-def _tf32_dot_into(stmt):
+def _compensated_dot_into(stmt):
     """(accumulator, call, left, right) for `acc = tl.dot(left, right, acc,
     input_precision="tf32")` with plain names, or the same without input_precision (the
     operands' own precision: bfloat16 parts), else None."""
