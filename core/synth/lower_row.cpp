@@ -82,25 +82,9 @@ std::string indented(const std::string& text) {
   return out;
 }
 
-/// Kernel lines splitting `index` into coordinates `<prefix><d>` over `dims` (last fastest).
-std::string decompose(const std::string& index, const std::vector<int>& dims,
-                      const std::string& prefix, const std::string& extent) {
-  std::string s;
-  if (dims.size() == 1)
-    return std::string(kBody) + prefix + std::to_string(dims[0]) + " = " + index + "\n";
-  const std::string rem = prefix + "rem";
-  s += std::string(kBody) + rem + " = " + index + "\n";
-  for (std::size_t i = dims.size(); i-- > 1;) {
-    const std::string d = std::to_string(dims[i]);
-    s += std::string(kBody) + prefix + d + " = " + rem + " % " + extent + d + "\n";
-    s += std::string(kBody) + rem + " = " + rem + " // " + extent + d + "\n";
-  }
-  return s + kBody + prefix + std::to_string(dims[0]) + " = " + rem + "\n";
-}
-
 /// Kernel lines giving each coordinate `<prefix><d>` over `dims` (last fastest) from `index`
-/// on its own: (index // the extents after d) % d's extent, so a coordinate no address uses
-/// costs nothing (the compiler drops it), where decompose's chain computes every one.
+/// on its own: (index // the extents after d) % d's extent (none for the first dim), so a
+/// coordinate no address uses costs nothing: the compiler drops it.
 std::string coordinatesOf(const std::string& index, const std::vector<int>& dims,
                           const std::string& prefix, const std::string& extent) {
   std::string s;
@@ -341,7 +325,7 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
           ? std::string()
           : std::string(kBody) +
                 "# the row's coordinates in the dimensions that tell rows apart\n" +
-                decompose("rows", layout.rowDims, "r", "rs");
+                coordinatesOf("rows", layout.rowDims, "r", "rs");
   if (looped) {
     const std::string& v = normValue;
     const std::string& x = norm->input;
