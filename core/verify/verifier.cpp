@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 
 #include "core/proc/process.h"
 #include "core/task/extract.h"
@@ -24,6 +25,8 @@ using nlohmann::json;
 namespace {
 
 constexpr std::uint64_t kGiB = 1ULL << 30;
+// Input sets the timed calls rotate over, drawn apart from the trials' (reference_stage.py).
+constexpr int kTimingSets = 3;
 
 bool gpuVisible() {
   std::error_code ec;
@@ -76,19 +79,11 @@ json timingJob(const VerifyRequest& request, const std::string& backend) {
           {"compile_baseline", request.compileBaseline}};
 }
 
-/// Back-to-back calls for the outside timing check: enough that a forged time would leave
-/// hundreds of milliseconds unexplained if the candidate is as slow as the reference. On the
-/// interpreter timings mean nothing, so three calls only prove the mechanism.
-int checkRepsFor(const std::string& backend, const json& referenceFacts) {
-  if (backend != "cuda") return 3;
-  double referenceMs = 0;
-  const json& timing = referenceFacts.value("timing", json::object());
-  if (timing.is_object() && timing.contains("eager_ms") && timing["eager_ms"].is_number()) {
-    referenceMs = timing["eager_ms"].get<double>();
-  }
-  if (referenceMs <= 0) return 100;
-  return static_cast<int>(std::clamp(std::ceil(300.0 / referenceMs), 5.0, 2000.0));
-}
+/// The outside timing check's calls: the worker runs enough for `kCheckMs` by the candidate's
+/// own timed median, at most `kMaxCheckReps`, so the parent's 5% allowance for pipe latency and
+/// scheduling is a few milliseconds and a time forged below half the truth shows.
+constexpr int kMaxCheckReps = 2000;
+constexpr double kCheckMs = 250;
 
 ProcessOutcome outcomeOf(const StageResult& stage, double timeoutSeconds) {
   const auto& x = stage.execution;
@@ -103,6 +98,28 @@ ProcessOutcome outcomeOf(const StageResult& stage, double timeoutSeconds) {
   p.timeoutSeconds = timeoutSeconds;
   p.stderrTail = tail(x.stderrText, 400);
   return p;
+}
+
+/// The seed the reference draws every input from: fresh for each reference run and never in a
+/// candidate's job, so no candidate can draw its inputs ahead of the call (the public seed only
+/// builds the models).
+std::uint64_t secretInputSeed() {
+  std::random_device entropy;
+  const std::uint64_t high = entropy(), low = entropy();
+  return ((high << 32) ^ low) & ((1ULL << 63) - 1);
+}
+
+/// The candidate's own copy of the inputs (hard links where the file system allows): its
+/// worker reads them before any candidate code exists and then removes them, so the candidate
+/// can never open them; the job's `inputs/` stays whole for the comparison.
+void privateInputsCopy(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    if (!entry.is_regular_file()) continue;
+    std::error_code ec;
+    fs::create_hard_link(entry.path(), to / entry.path().filename(), ec);
+    if (ec) fs::copy_file(entry.path(), to / entry.path().filename());
+  }
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -141,7 +158,9 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
                  {"backend", backend},
                  {"device", backend == "cuda" ? "cuda" : "cpu"},
                  {"seed", request.seed},
+                 {"input_seed", secretInputSeed()},
                  {"trials", request.trials},
+                 {"timing_sets", kTimingSets},
                  {"timing", timing},
                  {"alt_batch", true}};
   auto refStage = runner.run("reference", refJob, job / "ref", {(job / "src-ref").string()},
@@ -285,22 +304,27 @@ VerifyOutcome verify(const VerifyRequest& request,
     // Stage 3: the candidate, in its sandbox, without the reference or the expected outputs.
     report(progress, "candidate", "running the candidate (" + backend + ")");
     json candidateTiming = timing;
-    candidateTiming["check_reps"] = checkRepsFor(backend, refFacts);
+    candidateTiming["check_reps"] = kMaxCheckReps;
+    candidateTiming["check_ms"] = kCheckMs;
+    privateInputsCopy(job / "inputs", job / "cand-inputs");
     json candJob = {
         {"candidate_path", candFile.string()},
-        {"inputs_dir", (job / "inputs").string()},
+        {"inputs_dir", (job / "cand-inputs").string()},
+        {"private_inputs", true},
         {"out_dir", (job / "cand").string()},
         {"backend", backend},
         {"device", backend == "cuda" ? "cuda" : "cpu"},
         {"seed", request.seed},
         {"trials", request.trials},
+        {"timing_sets", refFacts.value("timing_sets", 0)},
         {"alt", fs::exists(job / "inputs" / "inputs_alt.ctp")},
         {"timing", candidateTiming},
         {"allowed_roots",
-         {(job / "cand").string(), (job / "inputs").string(), (job / "src-cand").string()}}};
-    auto candStage = runner.run("candidate", candJob, job / "cand",
-                                {(job / "src-cand").string(), (job / "inputs").string()},
-                                {(job / "cand").string()}, request.timeoutSeconds, candidateMemory);
+         {(job / "cand").string(), (job / "cand-inputs").string(),
+          (job / "src-cand").string()}}};
+    auto candStage = runner.run("candidate", candJob, job / "cand", {(job / "src-cand").string()},
+                                {(job / "cand").string(), (job / "cand-inputs").string()},
+                                request.timeoutSeconds, candidateMemory);
     o.candidateFacts = candStage.facts;
     o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);
     o.outsideCheckMs = candStage.checkMs;

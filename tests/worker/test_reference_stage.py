@@ -64,7 +64,7 @@ def linear_reference(tmp_path, batch_name="batch_size", value=8):
         batch_line=f"{batch_name} = {value}", batch_name=batch_name))
 
 
-def make_job(tmp_path, reference, seed=42, trials=3, label="run", **extra):
+def make_job(tmp_path, reference, seed=42, trials=3, label="run", input_seed=None, **extra):
     job = {
         "reference_path": str(reference),
         "out_dir": str(tmp_path / label / "ref"),
@@ -72,6 +72,7 @@ def make_job(tmp_path, reference, seed=42, trials=3, label="run", **extra):
         "backend": "interpret",
         "device": "cpu",
         "seed": seed,
+        "input_seed": seed if input_seed is None else input_seed,
         "trials": trials,
         "timing": dict(FAST_TIMING),
         "alt_batch": True,
@@ -99,10 +100,13 @@ def test_writes_inputs_and_expected_outputs(tmp_path):
     facts, channel = run_stage(job)
     assert facts["error"] is None
     assert sorted(os.listdir(job["inputs_dir"])) == [
-        "init.ctp", "inputs_0.ctp", "inputs_1.ctp", "inputs_2.ctp", "inputs_alt.ctp"]
+        "init.ctp", "inputs_0.ctp", "inputs_1.ctp", "inputs_2.ctp", "inputs_alt.ctp",
+        "timing_0.ctp", "timing_1.ctp", "timing_2.ctp"]
     assert sorted(os.listdir(job["out_dir"])) == [
-        "expected_0.ctp", "expected_1.ctp", "expected_2.ctp", "expected_alt.ctp"]
+        "expected_0.ctp", "expected_1.ctp", "expected_2.ctp", "expected_alt.ctp",
+        "expected_timing_0.ctp", "expected_timing_1.ctp", "expected_timing_2.ctp"]
     assert facts["trials"] == 3 and facts["seeds"] == [43, 44, 45]
+    assert facts["timing_sets"] == 3
     assert facts["outputs"] == [{"dtype": "float32", "shape": [8, 32]},
                                 {"dtype": "float32", "shape": [8]}]
     assert pack(job, "inputs_dir", "init.ctp") == [32]
@@ -141,6 +145,44 @@ def test_inputs_follow_the_seed(tmp_path):
                        pack(other, "inputs_dir", "inputs_0.ctp")[0])
     assert not torch.equal(pack(first, "inputs_dir", "inputs_0.ctp")[0],
                            pack(first, "inputs_dir", "inputs_1.ctp")[0])
+
+
+def test_inputs_follow_the_secret_input_seed_and_the_model_the_public_seed(tmp_path):
+    """The public seed builds the model; the inputs come from the job's input_seed, and a job
+    without one draws a random one: no candidate can regenerate its inputs from the seed."""
+    reference = linear_reference(tmp_path)
+    a = make_job(tmp_path, reference, seed=42, input_seed=1000, label="a")
+    b = make_job(tmp_path, reference, seed=42, input_seed=2000, label="b")
+    c = make_job(tmp_path, reference, seed=42, label="c")
+    del c["input_seed"]
+    facts = [run_stage(job)[0] for job in (a, b, c)]
+    assert facts[0]["seeds"] == [1001, 1002, 1003]
+    assert facts[2]["input_seed"] not in (42, 1000, 2000)
+    first = pack(a, "inputs_dir", "inputs_0.ctp")[0]
+    assert not torch.equal(first, pack(b, "inputs_dir", "inputs_0.ctp")[0])
+    assert not torch.equal(first, pack(c, "inputs_dir", "inputs_0.ctp")[0])
+    loader.seed_all(43)  # what the documented seed + 1 would give
+    assert not torch.equal(first, torch.randn(first.shape))
+    # the same public seed: the same model (the scale-1 linear part of output 1 is x.sum)
+    module = loader.import_file(a["reference_path"], "crucible_reference_seeds")
+    model = loader.build_model(module.Model, [32], 42, "cpu")
+    with torch.no_grad():
+        expected = model(pack(b, "inputs_dir", "inputs_0.ctp")[0])
+    assert torch.equal(expected[0], pack(b, "out_dir", "expected_0.ctp")[0])
+
+
+def test_timing_sets_are_fresh_inputs_with_expected_outputs(tmp_path):
+    job = make_job(tmp_path, linear_reference(tmp_path), timing_sets=2)
+    facts, channel = run_stage(job)
+    assert facts["timing_sets"] == 2 and "reference-timing-sets" in channel.phases
+    trials = [pack(job, "inputs_dir", f"inputs_{k}.ctp")[0] for k in range(3)]
+    module = loader.import_file(job["reference_path"], "crucible_reference_timing")
+    model = loader.build_model(module.Model, [32], 42, "cpu")
+    for j in range(2):
+        x = pack(job, "inputs_dir", f"timing_{j}.ctp")[0]
+        assert not any(torch.equal(x, t) for t in trials)
+        with torch.no_grad():
+            assert torch.equal(model(x)[0], pack(job, "out_dir", f"expected_timing_{j}.ctp")[0])
 
 
 def test_model_parameters_follow_the_seed(tmp_path):

@@ -21,6 +21,8 @@ MODULE_NAME = "crucible_reference"
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
 BATCH_NAMES = ("batch_size", "batch", "B")
 ALT_SEED_OFFSET = 1000
+TIMING_SEED_OFFSET = 2000
+DEFAULT_TIMING_SETS = 3
 COMPILE_LIMIT_S = 120
 DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline": True}
 
@@ -33,11 +35,14 @@ def run(job, channel):
         # Read by triton when it is imported; a reference that uses triton gets the same
         # interpreter the candidate does.
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    seed, trials = int(job["seed"]), int(job["trials"])
+    trials = int(job["trials"])
+    input_seed = job_input_seed(job)
     facts = {
         "env": timing.env_facts(device),
         "trials": trials,
-        "seeds": [seed + 1 + k for k in range(trials)],
+        "input_seed": input_seed,
+        "seeds": [_derived_seed(input_seed, 1 + k) for k in range(trials)],
+        "timing_sets": 0,
         "outputs": [],
         "alt_batch": None,
         "timing": None,
@@ -58,6 +63,21 @@ def run(job, channel):
     finally:
         lock.close()
     return facts
+
+
+def job_input_seed(job):
+    """The seed every input is drawn from: the job's secret `input_seed`, which the parent draws
+    afresh for each reference run and never gives the candidate; a job without one gets a random
+    one here. The public `seed` only builds the model, so both sides start from the same
+    parameters while no candidate can draw the inputs ahead of the call."""
+    value = job.get("input_seed")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value % 2**63
+    return int.from_bytes(os.urandom(8), "little") % 2**63
+
+
+def _derived_seed(input_seed, offset):
+    return (input_seed + offset) % 2**63
 
 
 def stage_device(job):
@@ -97,11 +117,11 @@ def _run_reference(job, device, channel, facts, lock):
 def _trials(job, module, model, path, device, channel, facts):
     """Every trial's inputs and expected outputs, the alternative batch and the cost; returns
     the trials' inputs, on the device, for the timing."""
-    seed, inputs_dir, out_dir = int(job["seed"]), job["inputs_dir"], job["out_dir"]
+    input_seed, inputs_dir, out_dir = facts["input_seed"], job["inputs_dir"], job["out_dir"]
     channel.phase("reference-trials")
     input_sets, first_outputs = [], None
     for k in range(int(job["trials"])):
-        inputs = _get_inputs(module, path, seed + 1 + k, device)
+        inputs = _get_inputs(module, path, _derived_seed(input_seed, 1 + k), device)
         _save_user_value(os.path.join(inputs_dir, f"inputs_{k}.ctp"), inputs, "get_inputs()")
         args = loader.move_to(inputs, device)
         input_sets.append(args)
@@ -116,11 +136,35 @@ def _trials(job, module, model, path, device, channel, facts):
 
     channel.phase("reference-alt-batch")
     with _exact_fp32():
-        facts["alt_batch"] = _alt_batch(job, module, model, path, device, first_outputs)
+        facts["alt_batch"] = _alt_batch(job, module, model, path, device, first_outputs,
+                                        input_seed)
     if input_sets:
         channel.phase("reference-cost")
         facts["cost"] = _cost(model, input_sets[0], first_outputs)
+        channel.phase("reference-timing-sets")
+        input_sets = _timing_sets(job, module, model, path, device, input_seed)
+        facts["timing_sets"] = len(input_sets)
     return input_sets
+
+
+def _timing_sets(job, module, model, path, device, input_seed):
+    """Inputs of the timed calls, drawn apart from the trials' and written with their expected
+    outputs: the candidate's timed calls run on inputs it has never seen, and every output it
+    returns while timed is checked against these. The reference is timed on the same sets."""
+    count = int(job.get("timing_sets", DEFAULT_TIMING_SETS))
+    sets = []
+    for j in range(max(1, count)):
+        inputs = _get_inputs(module, path, _derived_seed(input_seed, TIMING_SEED_OFFSET + j),
+                             device)
+        _save_user_value(os.path.join(job["inputs_dir"], f"timing_{j}.ctp"), inputs,
+                         "get_inputs()")
+        args = loader.move_to(inputs, device)
+        sets.append(args)
+        with _exact_fp32():
+            outputs = _call(model, loader.clone_value(args), path)
+        _save_user_value(os.path.join(job["out_dir"], f"expected_timing_{j}.ctp"), outputs,
+                         "the output")
+    return sets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,7 +229,7 @@ def _save_user_value(path, value, what):
 # Alternative batch size
 
 
-def _alt_batch(job, module, model, path, device, first_outputs):
+def _alt_batch(job, module, model, path, device, first_outputs, input_seed):
     """Re-run with the module's batch constant changed, to catch candidates that hard-code it."""
     inputs_path = os.path.join(job["inputs_dir"], "inputs_alt.ctp")
     expected_path = os.path.join(job["out_dir"], "expected_alt.ctp")
@@ -205,7 +249,7 @@ def _alt_batch(job, module, model, path, device, first_outputs):
     alt = 3 if value == 1 else value + 1
     setattr(module, name, alt)
     try:
-        inputs = _get_inputs(module, path, int(job["seed"]) + ALT_SEED_OFFSET, device)
+        inputs = _get_inputs(module, path, _derived_seed(input_seed, ALT_SEED_OFFSET), device)
         outputs = _call(model, loader.move_to(inputs, device), path)
     except UserCodeError as exc:
         where = f" (line {exc.line})" if exc.line is not None else ""
