@@ -1,5 +1,6 @@
 #include "core/verify/compare_outputs.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,44 @@ void compareAcrossTrials(const std::vector<Pack>& expected, const std::vector<Pa
           bitwiseEqual(*actual[k], *actual[j]) && !bitwiseEqual(*expected[k], *expected[j])) {
         o.staleTrials.emplace_back(k, j);
       }
+    }
+  }
+}
+
+/// How many kept outputs of timing slot `slot` the candidate's worker wrote.
+int timedFilesOf(const nlohmann::json& facts, int slot) {
+  const auto& timing = facts.is_object() ? facts.value("timing", nlohmann::json::object())
+                                         : nlohmann::json::object();
+  const auto& checked = timing.value("checked", nlohmann::json::object());
+  const auto& files = checked.value("files", nlohmann::json::object());
+  const auto it = files.find(std::to_string(slot));
+  return it != files.end() && it->is_number_integer() ? std::clamp(it->get<int>(), 0, 64) : 0;
+}
+
+/// Outputs returned while timed, against the expected outputs of the timing set each call ran
+/// on (ref/expected_timing_J): every kept output of every slot, and the outside check's last.
+void compareTimedOutputs(const JobPacks& packs, const ToleranceTable& tolerances, MatchRule rule,
+                         Observations& o) {
+  const int sets = std::clamp(o.referenceFacts.value("timing_sets", 0), 0, 64);
+  for (int j = 0; j < sets; ++j) {
+    const int files = timedFilesOf(o.candidateFacts, j);
+    if (files == 0 && j > 0) continue;
+    const auto expected = packs.load(packs.reference("ref", "expected_timing_" +
+                                                                std::to_string(j) + ".ctp"));
+    std::vector<std::string> names;
+    for (int n = 0; n < files; ++n) {
+      names.push_back("timed_" + std::to_string(j) + "_" + std::to_string(n) + ".ctp");
+    }
+    if (j == 0) names.push_back("timed_check.ctp");
+    for (const auto& name : names) {
+      const PackFile file = packs.candidate(name);
+      if (file.bytes == 0) continue;  // not written: the facts say why (an error, no timing)
+      const auto actual = packs.load(file);
+      if (actual.replaced) o.replacedFiles.push_back(name);
+      o.timed.push_back(expected.pack && actual.pack
+                            ? std::optional(comparePacks(*expected.pack, *actual.pack, tolerances,
+                                                         rule))
+                            : std::nullopt);
     }
   }
 }
@@ -96,9 +135,6 @@ void compareOutputs(const std::filesystem::path& job, int trials, const Toleranc
   actual.resize(haveFirst ? 1 : 0);
   const std::uint64_t firstBytes = haveFirst ? files[1].bytes : 0;
   std::vector<PackFile> later;
-  for (int k = 0; k < trials; ++k) {
-    later.push_back(packs.candidate("timed_" + std::to_string(k) + ".ctp"));
-  }
   later.push_back(packs.reference("ref", "expected_alt.ctp"));
   later.push_back(packs.candidate("actual_alt.ctp"));
   if (haveFirst) {
@@ -119,13 +155,6 @@ void compareOutputs(const std::filesystem::path& job, int trials, const Toleranc
     ahead.release(p.bytes);
   };
 
-  for (int k = 0; k < trials; ++k) {
-    auto timed = next();
-    o.timed.push_back(expected[k] && timed.pack
-                          ? std::optional(comparePacks(*expected[k], *timed.pack, tolerances, rule))
-                          : std::nullopt);
-    done(timed);
-  }
   expected.clear();
   ahead.release(expectedBytes);
 
@@ -150,6 +179,7 @@ void compareOutputs(const std::filesystem::path& job, int trials, const Toleranc
   const auto inputs0 = next();
   const auto after0 = next();
   if (inputs0.pack && after0.pack) o.inputsMutated = !bitwiseEqual(*inputs0.pack, *after0.pack);
+  compareTimedOutputs(packs, tolerances, rule, o);
 }
 
 }  // namespace crucible

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -172,6 +173,7 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> phases{
       {"startup", started}};
   std::optional<std::chrono::steady_clock::time_point> begin, end;
+  std::optional<int> announcedReps;
   for (const auto& line : result.execution.channel) {
     if (line.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
     auto opened = openChannelLine(line.text, key);
@@ -185,6 +187,11 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
     if (type == "phase") phases.emplace_back(message.value("name", "?"), line.received);
     if (type == "phase" && message.value("name", "") == "timing-check-begin") {
       begin = line.received;
+      // The worker picks the count from the candidate's own timed calls (enough for a few
+      // hundred milliseconds); the job's check_reps is its upper bound.
+      if (message.contains("reps") && message["reps"].is_number_integer()) {
+        announcedReps = message["reps"].get<int>();
+      }
     }
     if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
   }
@@ -194,7 +201,8 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
     result.times.push_back({stage + "/" + phases[i].first,
                             std::chrono::duration<double>(until - phases[i].second).count()});
   }
-  result.checkReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
+  const int maxReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
+  result.checkReps = announcedReps ? std::clamp(*announcedReps, 0, maxReps) : maxReps;
   if (begin && end && result.checkReps > 0) {
     result.checkMs = std::chrono::duration<double, std::milli>(*end - *begin).count();
   }

@@ -40,9 +40,10 @@ class CompareOutputs : public ::testing::Test {
         << test::packBytes({test::floats(std::move(values))});
   }
 
-  Observations run(int trials) {
+  Observations run(int trials, const nlohmann::json& timedFiles = nlohmann::json::object()) {
     Observations o;
-    o.candidateFacts = {{"files", digests_}};
+    o.referenceFacts = {{"timing_sets", timedFiles.size()}};
+    o.candidateFacts = {{"files", digests_}, {"timing", {{"checked", {{"files", timedFiles}}}}}};
     compareOutputs(dir_.path(), trials, ToleranceTable{}, o);
     return o;
   }
@@ -59,24 +60,30 @@ TEST_F(CompareOutputs, StaleTrialsReplacedFilesAndEveryComparison) {
   candidate("actual_0.ctp", {1, 2, 3});
   candidate("actual_1.ctp", {1, 2, 3});  // trial 0's output again: stale
   candidate("actual_2.ctp", {3, 4, 5});
-  candidate("timed_0.ctp", {1, 2, 3});
-  candidate("timed_1.ctp", {1, 2, 3});
-  replaced("timed_2.ctp", {3, 4, 5});
+  // Two timing sets: set 0 with two distinct kept outputs (one wrong) and the outside check's,
+  // set 1 with one whose file was replaced.
+  reference("expected_timing_0.ctp", {5, 6, 7});
+  reference("expected_timing_1.ctp", {8, 9, 10});
+  candidate("timed_0_0.ctp", {5, 6, 7});
+  candidate("timed_0_1.ctp", {5, 6, 8});
+  candidate("timed_check.ctp", {5, 6, 7});
+  replaced("timed_1_0.ctp", {8, 9, 10});
   reference("expected_alt.ctp", {7, 8});             // and no actual_alt
   candidate("actual_repeat.ctp", {1, 2, 3.00005f});  // within tolerance, not within rounding
   candidate("actual_noop.ctp", {1, 2, 3}, false);    // its digest never reported
   reference("inputs_0.ctp", {4, 5}, "inputs");
   candidate("inputs_after_0.ctp", {4, 6});
 
-  const Observations o = run(3);
+  const Observations o = run(3, {{"0", 2}, {"1", 1}});
   ASSERT_EQ(o.trials.size(), 3u);
   EXPECT_TRUE(o.trials[0] && o.trials[0]->ok());
   EXPECT_TRUE(o.trials[1] && !o.trials[1]->ok());
   EXPECT_TRUE(o.trials[2] && o.trials[2]->ok());
-  ASSERT_EQ(o.timed.size(), 3u);
+  ASSERT_EQ(o.timed.size(), 4u);  // timed_0_0, timed_0_1, timed_check, timed_1_0
   EXPECT_TRUE(o.timed[0] && o.timed[0]->ok());
   EXPECT_TRUE(o.timed[1] && !o.timed[1]->ok());
-  EXPECT_FALSE(o.timed[2]);
+  EXPECT_TRUE(o.timed[2] && o.timed[2]->ok());
+  EXPECT_FALSE(o.timed[3]);
   EXPECT_FALSE(o.alt);
   ASSERT_TRUE(o.repeat);
   EXPECT_FALSE(o.repeat->ok());
@@ -86,7 +93,7 @@ TEST_F(CompareOutputs, StaleTrialsReplacedFilesAndEveryComparison) {
   EXPECT_TRUE(o.referenceOutputsVary);
   EXPECT_EQ(o.staleTrials, (std::vector<std::pair<int, int>>{{1, 0}}));
   EXPECT_FALSE(o.degeneracy.degenerate);
-  EXPECT_EQ(o.replacedFiles, (std::vector<std::string>{"timed_2.ctp", "actual_noop.ctp"}));
+  EXPECT_EQ(o.replacedFiles, (std::vector<std::string>{"actual_noop.ctp", "timed_1_0.ctp"}));
 }
 
 TEST_F(CompareOutputs, ConstantOutputsAndReplacedTrialsInTrialOrder) {

@@ -118,7 +118,7 @@ class ModelNew(nn.Module):
     skip = set()
 
     def forward(self, x, y):
-        if os.path.exists(os.path.join(OUT, "timed_0.ctp")):  # timing is over: forge
+        if os.path.exists(os.path.join(OUT, "timed_0_0.ctp")):  # timing is over: forge
             for fd in range(3, 1024):
                 if os.path.exists(f"/proc/self/fd/{fd}") and fd not in self.skip:
                     try:
@@ -204,6 +204,38 @@ class ModelNew(nn.Module):
         s = np.dot(a, b)
         return torch.from_numpy(a + b + 0 * s)
 """,
+    "torch_after_trials": """
+class ModelNew(nn.Module):
+    calls = 0
+
+    def forward(self, x, y):
+        # Counts calls: the trials, the alternative batch, the repeat, the no-op and eval runs
+        # come first; from the tenth call on it is being timed, so compute with torch.
+        ModelNew.calls += 1
+        if ModelNew.calls > 9:
+            return x + y  # MARK-TIMED-TORCH
+        out = torch.empty_like(x)
+        return launch_add(x, y, out, x.numel())
+""",
+    "skip_launch_when_unprofiled": """
+import sys
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        if sys.getprofile() is None:  # the old timing loop ran without the profiler
+            return (x + y).clone()
+        out = torch.empty_like(x)
+        return launch_add(x, y, out, x.numel())
+""",
+    "dispatch_disabled": """
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        with torch._C._DisableTorchDispatch():  # past the dispatch mode, not the profiler
+            z = x + y
+        out = torch.empty_like(x)
+        return launch_add(z, torch.zeros_like(x), out, x.numel())
+""",
     "raises": """
 class ModelNew(nn.Module):
     def forward(self, x, y):
@@ -261,7 +293,7 @@ def test_honest_candidate(results):
     # trials + alt + repeat
     assert launches["forward_total"] == TRIALS + 2
     assert launches["by_kernel"] == {"add_kernel": TRIALS + 2}
-    assert f["aten_ops"] == {"forward": {}, "eval": {}}
+    assert f["aten_ops"] == {"forward": {}, "eval": {}, "timed": {}}
     assert f["scalar_reads"] == 0 and f["casts"] == {"downcasts": 0}
     assert f["foreign_calls"] == {}
     assert f["tampering"] == [] and f["audit"] == [], r.describe()
@@ -276,7 +308,7 @@ def test_honest_candidate(results):
     for k in range(TRIALS):
         x, y = _inputs(k)
         assert torch.equal(r.load(f"actual_{k}.ctp"), x + y)
-        assert torch.equal(r.load(f"timed_{k}.ctp"), x + y)
+        assert torch.equal(r.load(f"timed_{k}_0.ctp"), x + y)
     assert r.load("actual_alt.ctp").shape == (N + 7,)
     assert torch.equal(r.load("actual_repeat.ctp"), r.load("actual_0.ctp"))
     noop = r.load("actual_noop.ctp")
@@ -289,11 +321,43 @@ def test_honest_candidate(results):
     assert timing["reps"] >= 3 and timing["median_ms"] > 0
     assert len(timing["samples_ms"]) == timing["reps"]
     assert r.phases.index("timing-check-begin") < r.phases.index("timing-check-end")
+    begin = next(m for m in r.messages if m.get("name") == "timing-check-begin")
+    assert begin["reps"] == timing["check_reps"] == 2  # the job's bound
     assert r.messages[-1]["type"] == "facts"
+    # every timed call guarded and counted; every output kept (small outputs) and written once
+    # per slot because the kernel is deterministic
+    assert launches["timed_min_per_call"] == 1
+    assert launches["timed_calls"] == 1 + timing["reps"] + 1 + begin["reps"]
+    assert timing["checked"]["kept"] == 1 + timing["reps"]
+    assert timing["checked"]["files"] == {str(k): 1 for k in range(TRIALS)}
+    assert torch.equal(r.load("timed_check.ctp"), sum(_inputs(0)))
+    assert timing["max_scalar_reads_per_call"] == 0
+    recorder = f["aten_recorder"]
+    assert recorder["ok"] and recorder["compute"] == {}, recorder
+    assert recorder["forward_ranges"] == recorder["expected"] and recorder["disabled_seen"] == 0
+    assert recorder["expected"]["timing"] == launches["timed_calls"]
     import hashlib
     for name, digest in f["files"].items():
         with open(os.path.join(r.out_dir, name), "rb") as fh:
             assert hashlib.sha256(fh.read()).hexdigest() == digest
+
+
+def test_timed_calls_are_watched_like_checked_ones(results):
+    """A candidate that switches to torch once it counts itself into the timing loop is seen
+    there, with the work it did per call; one that looks for an unprofiled phase never finds
+    it."""
+    f = _get(results, "torch_after_trials").facts
+    assert f["aten_ops"]["forward"] == {} and f["aten_ops"]["timed"], f["aten_ops"]
+    assert f["launches"]["timed_min_per_call"] == 0
+    f = _get(results, "skip_launch_when_unprofiled").facts
+    assert f["aten_ops"]["timed"] == {} and f["launches"]["timed_min_per_call"] == 1
+
+
+def test_aten_work_past_the_dispatch_mode_is_recorded_below_it(results):
+    f = _get(results, "dispatch_disabled").facts
+    assert f["aten_ops"]["forward"] == {}  # the dispatch mode never saw the addition
+    compute = f["aten_recorder"]["compute"]
+    assert compute["run"] == {"aten::add": TRIALS + 1} and compute["timing"]["aten::add"] > 0
 
 
 def test_passthrough_counts_aten_compute(results):
@@ -306,7 +370,7 @@ def test_passthrough_counts_aten_compute(results):
 def test_eval_mode_branch_is_seen_even_if_eval_is_overridden(results):
     f = _get(results, "eval_branch").facts
     assert f["launches"]["train"] == 1 and f["launches"]["eval"] == 0
-    assert f["aten_ops"] == {"forward": {}, "eval": {"aten::add.Tensor": 1}}
+    assert f["aten_ops"] == {"forward": {}, "eval": {"aten::add.Tensor": 1}, "timed": {}}
     assert f["eval_mode"] == {"ran": True, "error": None}
 
 
@@ -359,14 +423,15 @@ def test_result_channel_is_out_of_reach(results):
     r = _get(results, "forge_channel")
     assert all("forged" not in json.dumps(m) for m in r.messages), r.describe()
     # The forger's write to the channel was refused (PermissionError out of forward, in the
-    # timing check), so it never reached os._exit and the real facts came last.
+    # first call after the timed ones), so it never reached os._exit and the real facts came
+    # last; a timing that failed is not cross-checked.
     f = r.facts
     events = [a for a in f["audit"] if a["event"] == "os.write"]
     assert events and events[0]["category"] == "harness_tampering", r.describe()
     assert events[0]["line"] == r.line("MARK-FORGE")
     assert "PermissionError" in f["timing"]["error"]["message"]
     assert f["aten_ops"]["forward"].get("aten::add.Tensor")  # the passthrough is on record
-    assert r.phases[-1] == "timing-check-end" and r.messages[-1]["type"] == "facts"
+    assert r.phases[-1] == "candidate-timing" and r.messages[-1]["type"] == "facts"
 
 
 def test_timer_replacement_is_tampering(results):
@@ -443,7 +508,7 @@ def test_exception_in_forward_has_its_line(results):
     assert not os.path.exists(os.path.join(r.out_dir, "actual_0.ctp"))
     assert f["noop"]["error"]["line"] == r.line("MARK-RAISE")
     assert f["timing"]["error"]["stage"] == "timing"
-    assert "timing-check-end" in r.phases
+    assert "timing-check-begin" not in r.phases  # nothing to cross-check
 
 
 def test_sys_exit_in_forward_is_an_error_fact(results):

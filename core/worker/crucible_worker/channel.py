@@ -27,8 +27,8 @@ class Channel:
             written = os.write(self._fd, view)
             view = view[written:]
 
-    def phase(self, name):
-        self._write({"type": "phase", "name": name})
+    def phase(self, name, **details):
+        self._write({"type": "phase", "name": name, **details})
 
     def facts(self, facts):
         self._write({"type": "facts", "facts": _finite(facts)})

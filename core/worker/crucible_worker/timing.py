@@ -91,7 +91,7 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
         fn(*clone_value(input_sets[i % count]))
     sync(timer.device)
     samples, args = [], None
-    while _wants_more(samples, reps, min_time_s, max_reps):
+    while wants_more(samples, reps, min_time_s, max_reps):
         slot = (warmup + len(samples)) % count
         args = clone_value(input_sets[slot])  # `args` still holds the previous copy here
         sync(timer.device)  # the copy is not part of the timed call
@@ -102,7 +102,7 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
     return samples
 
 
-def _wants_more(samples, reps, min_time_s, max_reps):
+def wants_more(samples, reps, min_time_s, max_reps):
     if len(samples) < max(reps, 1):
         return True
     return sum(samples) < min_time_s * 1e3 and len(samples) < max_reps
