@@ -50,6 +50,12 @@ const std::vector<FlagInfo>& flagCatalogue() {
       {"implausible_speedup", Warning,
        "speedup beyond what the device's bandwidth and arithmetic rate allow, or above the "
        "ceiling"},
+      {"unconfirmed_timing", Warning,
+       "the time measured inside the candidate's process was not confirmed by the interval "
+       "measured outside it; the outside time is used"},
+      {"impossible_timing", Cheat,
+       "a measured time below the physical floor: the task's bytes over the device's measured "
+       "bandwidth, or its arithmetic over its peak rate"},
   };
   return catalogue;
 }

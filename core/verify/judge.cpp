@@ -98,6 +98,10 @@ const std::map<std::string, std::string>& staticKindToFlag() {
       {"threading", "concurrency_escape"},    {"timer_patch", "harness_tampering"},
       {"introspection", "harness_tampering"}, {"process_or_network", "sandbox_violation"},
       {"tensor_subclass", "lazy_output"},
+      {"torch_internals", "harness_tampering"},
+      {"launch_hook_compute", "torch_compute_in_forward"},
+      {"numpy_compute", "non_torch_compute"},
+      {"raw_bytes", "non_torch_compute"},
   };
   return table;
 }
@@ -163,6 +167,7 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
                          at(f, "eval_mode")["ran"].get<bool>() &&
                          at(at(f, "eval_mode"), "error").is_null();
     const auto evalLaunches = get(launches, "eval", 0L);
+    const bool timedCalls = get(launches, "timed_calls", 0L) > 0;
     if (train == 0) {
       flags.raise("kernel_not_launched", "no Triton kernel was launched during ModelNew.forward",
                   std::nullopt, {{"launches", launches}});
@@ -171,18 +176,56 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
                   "no Triton kernel was launched in eval mode (model.eval()): the kernels run "
                   "only in training mode",
                   std::nullopt, {{"launches", launches}});
+    } else if (timedCalls && at(launches, "timed_min_per_call").is_number_integer() &&
+               launches["timed_min_per_call"].get<long>() == 0) {
+      flags.raise("kernel_not_launched",
+                  "a timed call of forward launched no Triton kernel: the kernels run only "
+                  "while the calls are checked",
+                  std::nullopt, {{"launches", launches}});
     }
   }
 
-  // PyTorch compute inside forward (train or eval mode).
-  for (const char* mode : {"forward", "eval"}) {
-    const json& ops = at(at(f, "aten_ops"), mode);
+  // PyTorch compute inside forward (train or eval mode, and while timed).
+  for (const std::string mode : {"forward", "eval", "timed"}) {
+    const json& ops = at(at(f, "aten_ops"), mode.c_str());
     if (ops.is_object() && !ops.empty()) {
+      const char* when = mode == "eval"    ? "forward in eval mode"
+                         : mode == "timed" ? "timed calls of forward"
+                                           : "forward";
       flags.raise("torch_compute_in_forward",
-                  std::string("PyTorch computed during ") +
-                      (std::string(mode) == "eval" ? "forward in eval mode" : "forward") + ": " +
-                      joinCounts(ops),
+                  std::string("PyTorch computed during ") + when + ": " + joinCounts(ops),
                   std::nullopt, {{"aten_ops", ops}, {"mode", mode}});
+    }
+  }
+
+  // ATen work recorded below the dispatch mode (PyTorch's profiler, in C++), and a profiler
+  // switched off while forward ran.
+  const json& recorder = at(f, "aten_recorder");
+  if (get(recorder, "ok", false)) {
+    json ops = json::object();
+    for (const auto& [stage, counts] : at(recorder, "compute").items()) {
+      if (stage == "noop" || !counts.is_object()) continue;
+      for (const auto& [op, n] : counts.items()) {
+        ops[op] = ops.value(op, 0L) + (n.is_number_integer() ? n.get<long>() : 0L);
+      }
+    }
+    if (!ops.empty()) {
+      flags.raise("torch_compute_in_forward",
+                  "PyTorch computed during forward (recorded below the dispatch mode): " +
+                      joinCounts(ops),
+                  std::nullopt, {{"aten_ops", ops}, {"source", "profiler"}});
+    }
+    bool missing = get(recorder, "disabled_seen", 0L) > 0;
+    for (const auto& [stage, n] : at(recorder, "expected").items()) {
+      const json& seen = at(at(recorder, "forward_ranges"), stage.c_str());
+      missing = missing || (n.is_number_integer() &&
+                            (!seen.is_number_integer() || seen.get<long>() < n.get<long>()));
+    }
+    if (missing) {
+      flags.raise("harness_tampering",
+                  "PyTorch's profiler, which records the ATen work of every forward call, was "
+                  "switched off while forward ran",
+                  std::nullopt, {{"aten_recorder", recorder}});
     }
   }
 
@@ -194,11 +237,13 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
   }
   const auto trialsRun = std::max<std::size_t>(1, at(f, "trials").size());
   const auto scalarReads = get(f, "scalar_reads", 0L);
-  if (scalarReads > static_cast<long>(64 * trialsRun)) {
+  const auto timedReads = get(at(f, "timing"), "max_scalar_reads_per_call", 0L);
+  if (scalarReads > static_cast<long>(64 * trialsRun) || timedReads > 64) {
+    const auto reads = std::max(scalarReads, timedReads);
     flags.raise("non_torch_compute",
-                "forward read " + std::to_string(scalarReads) +
+                "forward read " + std::to_string(reads) +
                     " tensor elements into Python (a Python loop over the data)",
-                std::nullopt, {{"scalar_reads", scalarReads}});
+                std::nullopt, {{"scalar_reads", scalarReads}, {"timed_per_call", timedReads}});
   }
 
   // DRTriton's faithfulness test: no-op launches must change the output.
@@ -353,28 +398,44 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
   }
 }
 
-/// The candidate's time: the reported median, unless the outside measurement shows the
-/// reported time cannot be true (then flag and use the outside one).
+/// The candidate's time: the reported median, unless the outside measurement does not confirm
+/// it (then warn and use the outside one). Not a cheat by itself: on a loaded machine the
+/// outside interval can hold many times the calls' own time. A forged time gains nothing.
 std::optional<double> candidateTime(const Observations& o, FlagSet& flags) {
   const json& timing = at(o.candidateFacts, "timing");
   auto reported = numberOf(timing, "median_ms");
   if (!reported || !o.outsideCheckMs || o.checkReps <= 0) return reported;
-  // The outside interval also holds pipe latency, synchronisation and scheduling, which on a
-  // loaded machine reach tens of milliseconds: allow 100 ms of it, then require the reported
+  // The outside interval also holds pipe latency, the harness's bookkeeping between calls,
+  // synchronisation and scheduling: allow 5% of it (at least 5 ms), then require the reported
   // time to explain at least half of the rest.
-  constexpr double kAllowanceMs = 100;
-  const double unexplained = *o.outsideCheckMs - kAllowanceMs;
+  const double allowanceMs = std::max(5.0, 0.05 * *o.outsideCheckMs);
+  const double unexplained = *o.outsideCheckMs - allowanceMs;
   if (unexplained > 0 && *reported * o.checkReps < 0.5 * unexplained) {
     const double outsidePerCall = *o.outsideCheckMs / o.checkReps;
     std::ostringstream m;
     m << "the candidate's process reported " << *reported << " ms per call but " << outsidePerCall
-      << " ms per call was measured from outside it (" << o.checkReps << " calls)";
+      << " ms per call was measured from outside it (" << o.checkReps
+      << " calls); the outside time is used";
     flags.raise(
-        "harness_tampering", m.str(), std::nullopt,
-        {{"reported_ms", *reported}, {"outside_ms", outsidePerCall}, {"check_reps", o.checkReps}});
+        "unconfirmed_timing", m.str(), std::nullopt,
+        {{"reported_ms", *reported},
+         {"outside_ms", outsidePerCall},
+         {"check_reps", o.checkReps},
+         {"allowance_ms", allowanceMs}});
     return outsidePerCall;
   }
   return reported;
+}
+
+/// A time no honest kernel can reach. On a GPU every timed call starts with the L2 flushed, so
+/// the task's bytes come from memory at no more than the measured bandwidth: half the floor is
+/// forged. On a CPU, caches can serve a small task's data faster than the measured memory
+/// bandwidth, so only a task whose data outgrows the bandwidth test's own 64 MiB (beyond the
+/// caches), timed under a quarter of its floor, is proof.
+bool belowPhysicalFloor(const Observations& o, double candidateMs, double floorMs, double bytes) {
+  const bool gpu = get(at(o.referenceFacts, "device"), "kind", "") == "cuda";
+  if (gpu) return candidateMs < 0.5 * floorMs;
+  return bytes > 64.0 * (1 << 20) && candidateMs < 0.25 * floorMs;
 }
 
 void checkPlausibility(const Observations& o, const Evaluation& e, const JudgeOptions& options,
@@ -401,8 +462,14 @@ void checkPlausibility(const Observations& o, const Evaluation& e, const JudgeOp
     std::ostringstream m;
     m << "the candidate took " << *e.timing.candidateMs << " ms, but moving the task's data and "
       << "doing its arithmetic on this device takes at least " << floorMs << " ms";
-    flags.raise("implausible_speedup", m.str(), std::nullopt,
-                {{"floor_ms", floorMs}, {"cost", cost}, {"device", device}});
+    const json evidence = {{"candidate_ms", *e.timing.candidateMs},
+                           {"floor_ms", floorMs},
+                           {"cost", cost},
+                           {"device", device}};
+    flags.raise(belowPhysicalFloor(o, *e.timing.candidateMs, floorMs, bytes.value_or(0))
+                    ? "impossible_timing"
+                    : "implausible_speedup",
+                m.str(), std::nullopt, evidence);
   }
 }
 

@@ -48,7 +48,9 @@ TEST(EvaluationJson, VerdictsAndExitCodes) {
 }
 
 TEST(EvaluationJson, CatalogueIsCompleteAndStable) {
-  EXPECT_EQ(flagCatalogue().size(), 21u);
+  EXPECT_EQ(flagCatalogue().size(), 23u);
+  EXPECT_EQ(findFlag("unconfirmed_timing")->severity, Severity::Warning);
+  EXPECT_EQ(findFlag("impossible_timing")->severity, Severity::Cheat);
   EXPECT_EQ(findFlag("degenerate_reference")->severity, Severity::Warning);
   EXPECT_EQ(findFlag("sandbox_violation")->severity, Severity::Cheat);
   EXPECT_THROW(makeFlag("not_a_flag", ""), std::invalid_argument);

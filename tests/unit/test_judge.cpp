@@ -165,7 +165,40 @@ TEST(Judge, DynamicDetectors) {
        [](Observations& o) {
          o.candidateFacts["tampering"] = {{{"what", "time.perf_counter replaced"}}};
        }},
-      {"harness_tampering", [](Observations& o) { o.outsideCheckMs = 5000.0; }},
+      // Every timed call is watched: work or missing launches there count like anywhere.
+      {"torch_compute_in_forward",
+       [](Observations& o) {
+         o.candidateFacts["aten_ops"]["timed"] = {{"aten::add.Tensor", 20}};
+       }},
+      {"kernel_not_launched",
+       [](Observations& o) {
+         o.candidateFacts["launches"]["timed_calls"] = 30;
+         o.candidateFacts["launches"]["timed_min_per_call"] = 0;
+       }},
+      {"non_torch_compute",
+       [](Observations& o) { o.candidateFacts["timing"]["max_scalar_reads_per_call"] = 4096; }},
+      // Static kinds that are cheats by themselves.
+      {"harness_tampering",
+       [](Observations& o) {
+         o.staticFacts["observations"] = {{{"kind", "torch_internals"}, {"line", 4}}};
+       }},
+      {"torch_compute_in_forward",
+       [](Observations& o) {
+         o.staticFacts["observations"] = {{{"kind", "launch_hook_compute"}, {"line", 4}}};
+       }},
+      {"non_torch_compute",
+       [](Observations& o) {
+         o.staticFacts["observations"] = {{{"kind", "raw_bytes"}, {"line", 4}}};
+       }},
+      {"non_torch_compute",
+       [](Observations& o) {
+         o.staticFacts["observations"] = {{{"kind", "numpy_compute"}, {"line", 4}}};
+       }},
+      {"impossible_timing",
+       [](Observations& o) {
+         o.referenceFacts["device"]["kind"] = "cuda";
+         o.referenceFacts["cost"]["bytes"] = 1e9;  // at 10 GB/s at least 100 ms
+       }},
       {"harness_tampering", [](Observations& o) { o.forgedChannelLines = 1; }},
       {"harness_tampering", [](Observations& o) { o.replacedFiles = {"actual_0.ctp"}; }},
       {"sandbox_violation",
@@ -229,10 +262,47 @@ TEST(Judge, OutOfBoundsAccessIsAWarningWithItsEvidence) {
 TEST(Judge, TimingCrossCheckToleratesPipeLatencyOnFastCalls) {
   auto o = honest();
   o.candidateFacts["timing"]["median_ms"] = 0.004;
-  o.outsideCheckMs = 80.0;  // 3 calls of 4 us, measured through a slow pipe on a loaded machine
-  o.checkReps = 3;
+  o.outsideCheckMs = 13.0;  // 2000 calls of 4 us and 5 ms of pipe latency and scheduling
+  o.checkReps = 2000;
   auto e = judge(o, {});
-  EXPECT_FALSE(hasFlag(e, "harness_tampering")) << json(e.flags).dump();
+  EXPECT_FALSE(hasFlag(e, "unconfirmed_timing")) << json(e.flags).dump();
+}
+
+TEST(Judge, TimingCrossCheckAllowsFivePercentNotAHundredMilliseconds) {
+  auto o = honest();
+  o.candidateFacts["timing"]["median_ms"] = 0.5;  // forged, or a loaded machine: 2.5 ms outside
+  o.outsideCheckMs = 250.0;
+  o.checkReps = 100;
+  auto e = judge(o, {});
+  ASSERT_TRUE(hasFlag(e, "unconfirmed_timing")) << json(e.flags).dump();
+  EXPECT_EQ(e.verdict, Verdict::Verified);  // a warning: the forgery gains nothing
+  const auto it = std::find_if(e.flags.begin(), e.flags.end(),
+                               [](const Flag& f) { return f.id == "unconfirmed_timing"; });
+  EXPECT_DOUBLE_EQ(it->evidence["allowance_ms"].get<double>(), 12.5);
+  // The outside time replaces the reported one, and the speedup follows it.
+  ASSERT_TRUE(e.timing.candidateMs);
+  EXPECT_DOUBLE_EQ(*e.timing.candidateMs, 2.5);
+  ASSERT_TRUE(e.speedup);
+  EXPECT_DOUBLE_EQ(*e.speedup, *e.timing.referenceMs / 2.5);
+  o.candidateFacts["timing"]["median_ms"] = 1.5;  // within a factor of two: believed
+  EXPECT_FALSE(hasFlag(judge(o, {}), "unconfirmed_timing"));
+}
+
+TEST(Judge, PhysicalFloorIsProofOnTheGpuAndOnlyForLargeTasksOnTheCpu) {
+  auto o = honest();
+  o.referenceFacts["cost"]["bytes"] = 1e7;  // 10 MB at 10 GB/s: 1 ms; the candidate takes 0.1
+  o.candidateFacts["timing"]["median_ms"] = 0.1;
+  o.outsideCheckMs = 1.5;  // 10 calls, as reported
+  auto e = judge(o, {});
+  EXPECT_TRUE(hasFlag(e, "implausible_speedup"));  // cached data can be this fast on a CPU
+  EXPECT_FALSE(hasFlag(e, "impossible_timing"));
+  o.referenceFacts["device"]["kind"] = "cuda";  // the L2 is flushed before each timed call
+  e = judge(o, {});
+  EXPECT_TRUE(hasFlag(e, "impossible_timing"));
+  EXPECT_EQ(e.verdict, Verdict::Cheating);
+  o.referenceFacts["device"]["kind"] = "cpu";
+  o.referenceFacts["cost"]["bytes"] = 1e9;  // 100 ms of memory traffic, far beyond the caches
+  EXPECT_TRUE(hasFlag(judge(o, {}), "impossible_timing"));
 }
 
 TEST(Judge, StaticLowPrecisionCastWarnsOnlyForFp32References) {
@@ -254,9 +324,10 @@ TEST(Judge, ImplausibleSpeedupByCeilingAndRoofline) {
   EXPECT_EQ(e.verdict, Verdict::Verified);  // a warning
 
   o = honest();
-  o.referenceFacts["cost"]["bytes"] = 1e9;  // 1 GB at 10 GB/s is at least 100 ms
+  o.referenceFacts["cost"]["bytes"] = 5e7;  // 50 MB at 10 GB/s is at least 5 ms
   e = judge(o, {});
   EXPECT_TRUE(hasFlag(e, "implausible_speedup"));
+  EXPECT_EQ(e.verdict, Verdict::Verified);  // on a CPU, below the size that proves forgery
 }
 
 TEST(Judge, WrongOutputIsIncorrectWithoutSpeedup) {

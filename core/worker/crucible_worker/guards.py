@@ -33,6 +33,7 @@ import os
 import sys
 import sysconfig
 import threading
+import time
 import _thread
 
 import torch
@@ -41,6 +42,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from . import value_pack
 
 _WORKER_DIR = os.path.dirname(os.path.abspath(__file__))
+_stat = os.stat  # bound before any candidate code exists
 
 # ---------------------------------------------------------------------------------------------
 # Where code lives: the frame classification every attribution uses
@@ -51,7 +53,8 @@ CANDIDATE, USER, WORKER, TRUSTED, IMPORT, STDLIB, INTROSPECT, LIB, EXEC = (
 # Standard-library modules whose frame introspection is done for their caller: a candidate
 # calling inspect.stack() is the candidate looking at frames, a namedtuple looking up its
 # module is not.
-_INTROSPECTION_MODULES = ("inspect.py", "traceback.py", "pdb.py", "bdb.py")
+_INTROSPECTION_MODULES = ("inspect.py", "traceback.py", "pdb.py", "bdb.py",
+                          os.path.join("logging", "__init__.py"))
 
 
 def _package_dir(name):
@@ -70,6 +73,24 @@ def _package_dir(name):
     return os.path.realpath(locations[0]) + os.sep if locations else None
 
 
+def _library_prefixes():
+    """The environment's own package folders (site-packages of the interpreter and the venv),
+    as real paths ending in a separator."""
+    paths = set()
+    for key in ("purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            paths.add(path)
+    try:
+        import site
+        paths.update(site.getsitepackages())
+        if site.ENABLE_USER_SITE:
+            paths.add(site.getusersitepackages())
+    except Exception:
+        pass
+    return tuple(sorted(os.path.realpath(p).rstrip(os.sep) + os.sep for p in paths if p))
+
+
 class CodeMap:
     """Tells which kind of code a filename (a frame's co_filename) holds; cached per filename."""
 
@@ -78,6 +99,8 @@ class CodeMap:
         self._cache = {}
         self._torch_files = {}
         self.set_candidate(candidate_path)
+        # Code written after this moment is nobody's library, wherever it lies.
+        self._since = time.time()
         self._worker = os.path.realpath(_WORKER_DIR) + os.sep
         self._torch = tuple(p for p in (_package_dir("torch"), _package_dir("torchgen"),
                                         _package_dir("functorch")) if p)
@@ -88,6 +111,9 @@ class CodeMap:
             if path:
                 stdlib.add(os.path.realpath(path) + os.sep)
         self._stdlib = tuple(sorted(stdlib))
+        self._introspection_files = frozenset(os.path.join(d, m) for d in self._stdlib
+                                              for m in _INTROSPECTION_MODULES)
+        self._libraries = _library_prefixes()
 
     def set_candidate(self, path):
         if path:
@@ -120,17 +146,34 @@ class CodeMap:
         path = os.path.realpath(filename)
         if path in self._candidate:
             return CANDIDATE
+        kind = self._installed_kind(path)
+        if kind is not None and not self._installed_before(path):
+            # No such file, or one written while the stage ran: code compiled under an
+            # installed file's name, or put among the installed files, is not the install's.
+            return USER
+        return kind or USER
+
+    def _installed_kind(self, path):
+        """The kind of a file under the environment's real install prefixes, else None: a
+        folder merely named like site-packages (in the scratch, say) holds the candidate's
+        code, not a library."""
         if path.startswith(self._worker):
             return WORKER
         if path.startswith(self._trusted):
             return TRUSTED
-        if os.sep + "site-packages" + os.sep in path or os.sep + "dist-packages" + os.sep in path:
+        if path.startswith(self._libraries):  # first: a venv's site-packages is in platstdlib
             return LIB
         if path.startswith(self._stdlib):
-            if os.path.basename(path) in _INTROSPECTION_MODULES:
+            if path in self._introspection_files:
                 return INTROSPECT
             return STDLIB
-        return USER
+        return None
+
+    def _installed_before(self, path):
+        try:
+            return _stat(path).st_mtime <= self._since
+        except OSError:
+            return False
 
     def written_by_harness(self, frame):
         """Whether the first frame outside the standard library is the harness's: only the
@@ -149,7 +192,9 @@ class CodeMap:
         candidate's, and the line of the nearest candidate-file frame.
 
         `direct` (frame introspection): the standard library's own frame lookups are its own
-        business; only candidate code or the introspection modules acting for it count.
+        business (a namedtuple or a TypeVar finding its module); only candidate code or the
+        modules that hand frames out (inspect, traceback, logging.currentframe) acting for it
+        count.
         """
         while frame is not None:
             kind = self.kind(frame.f_code.co_filename)
@@ -161,6 +206,11 @@ class CodeMap:
                 return False, None
             frame = frame.f_back
         return False, None
+
+    def owner_kind_of_file(self, filename):
+        """The kind of code in `filename`, exec'd strings counted as the candidate's."""
+        kind = self.kind(filename)
+        return USER if kind is EXEC else kind
 
     def owner_kind(self, frame):
         """The kind of `frame`, exec'd code taking the kind of the code that ran it."""
@@ -231,6 +281,8 @@ class LaunchTracker:
         self.installed = False
         self.entry_points = {}   # label -> the patched function (for the identity snapshot)
         self.profiler = None     # a ForeignCallProfiler to suspend while inside a launch
+        self.code_map = None     # tells the candidate's hooks from Triton's own
+        self.recorder = None     # an AtenRecorder marking launches for its attribution
 
     # -- depth
 
@@ -325,6 +377,7 @@ class LaunchTracker:
             tracker._record(kernel_name(self))
             if tracker.noop:
                 return None
+            tracker._observe_hooks(self)
             grid = kwargs.get("grid")
             if callable(grid):
                 kwargs["grid"] = tracker._user_callable(grid)
@@ -365,25 +418,80 @@ class LaunchTracker:
         suspended = profiler is not None and profiler.suspend()
         self._enter()
         try:
-            return fn(obj, *args, **kwargs)
+            with self._range("launch"):
+                return fn(obj, *args, **kwargs)
         finally:
             self._leave()
             if suspended:
                 profiler.resume()
 
+    def _range(self, kind):
+        """The ATen recorder's marker around a launch or a user callable inside one."""
+        recorder = self.recorder
+        return recorder.range(kind) if recorder is not None else _NO_RANGE
+
     def _user_callable(self, fn):
+        """`fn` (candidate code that Triton calls during a launch: a grid, a heuristic, an
+        autotuner hook) run as outside the launch: its torch and numpy work is watched like
+        forward's."""
         tracker = self
 
         @functools.wraps(fn)
         def call(*args, **kwargs):
             saved = tracker._tls.depth if hasattr(tracker._tls, "depth") else 0
             tracker._tls.depth = 0
+            profiler = tracker.profiler
+            resumed = profiler is not None and profiler.resume_if_suspended()
             try:
-                return fn(*args, **kwargs)
+                with tracker._range("user"):
+                    return fn(*args, **kwargs)
             finally:
+                if resumed:
+                    profiler.suspend()
                 tracker._tls.depth = saved
 
+        call._crucible_user_callable = True
         return call
+
+    # Where Triton keeps the callables it runs during a launch.
+    _HOOK_ATTRIBUTES = ("pre_hook", "post_hook", "early_config_prune", "perf_model")
+
+    def _observe_hooks(self, kernel):
+        """Wrap the candidate's heuristics and autotuner hooks along `kernel`'s chain of
+        wrapped functions (once each), so that they run watched (`_user_callable`)."""
+        seen = 0
+        obj = kernel
+        while obj is not None and seen < 16:
+            seen += 1
+            try:
+                state = object.__getattribute__(obj, "__dict__")
+                values = state.get("values")
+                if isinstance(values, dict):
+                    # A plain dict in its place, read with dict's own methods: a subclass's
+                    # methods are the candidate's and could keep the originals.
+                    state["values"] = {name: self._wrap_hook(fn)
+                                       for name, fn in dict.items(values)}
+                for attr in self._HOOK_ATTRIBUTES:
+                    fn = state.get(attr)
+                    if fn is not None:
+                        state[attr] = self._wrap_hook(fn)
+                configs = state.get("configs")
+                for config in list.__iter__(configs) if isinstance(configs, list) else ():
+                    fn = getattr(config, "pre_hook", None)
+                    if fn is not None:
+                        config.pre_hook = self._wrap_hook(fn)
+                obj = state.get("fn")
+            except Exception:
+                return
+
+    def _wrap_hook(self, fn):
+        if not callable(fn) or getattr(fn, "_crucible_user_callable", False):
+            return fn
+        code = getattr(fn, "__code__", None)
+        if code is not None and self.code_map is not None and \
+                self.code_map.owner_kind_of_file(code.co_filename) not in (CANDIDATE, USER):
+            return fn  # Triton's own hooks (reset_to_zero, restore_value)
+        return self._user_callable(fn)
 
 
 def _interpreting():
@@ -570,6 +678,8 @@ class AtenGuard(TorchDispatchMode):
             return False
 
     def _account(self, func, args, kwargs, out):
+        if getattr(func, "namespace", None) == "profiler":
+            return  # the ATen recorder's own ranges
         base = op_base(func)
         kind = op_class(base)
         self.by_class[kind] += 1
@@ -597,6 +707,111 @@ class AtenGuard(TorchDispatchMode):
             if isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor) \
                     and _is_downcast(src.dtype, dst.dtype):
                 self.downcasts += 1
+
+
+class _NoRange:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_RANGE = _NoRange()
+
+
+class AtenRecorder:
+    """ATen ops recorded below the dispatch mode, by PyTorch's profiler (RecordFunction
+    callbacks in C++, CPU activity only), for the whole run of forward calls.
+
+    A TorchDispatchMode sees only ops that reach Python dispatch; private switches
+    (`torch._C._DisableTorchDispatch`, excluded dispatch keys, popped modes) take ops past it,
+    and its tallies are Python objects. The profiler's callbacks sit in the dispatcher itself
+    and its records in C++. Every guarded forward call runs inside a range named with a secret
+    of this run and its stage, every launch and every candidate callable inside one inside
+    ranges of their own; an op counts when it is the outermost ATen op of a forward range and
+    not inside a launch (Triton's own copies), unless inside the candidate's callable there.
+    The profiler stays on for the whole run, so being watched is not a phase either. A forward
+    range missing from the record means the profiler was switched off while it ran."""
+
+    def __init__(self):
+        self._profile = None
+        self._secret = os.urandom(8).hex()
+        self.expected = collections.Counter()  # stage -> forward ranges opened
+        self.disabled_seen = 0
+        self.error = None
+
+    def start(self):
+        from torch.profiler import ProfilerActivity, profile
+        try:
+            self._profile = profile(activities=[ProfilerActivity.CPU], acc_events=True)
+            self._profile.__enter__()
+        except Exception as exc:  # a torch without a usable profiler: say so, run without it
+            self._profile = None
+            self.error = f"{type(exc).__name__}: {exc}"[:300]
+
+    @property
+    def active(self):
+        return self._profile is not None
+
+    def range(self, kind):
+        from torch.autograd.profiler import record_function
+        return record_function(f"crucible::{kind}::{self._secret}")
+
+    def forward(self, stage):
+        if not self.active:
+            return _NO_RANGE
+        self.expected[stage] += 1
+        return self.range("forward::" + stage)
+
+    def check_enabled(self):
+        if self.active and not torch.autograd._profiler_enabled():
+            self.disabled_seen += 1
+
+    def finish(self):
+        """{"ok", "forward_ranges", "expected", "compute": {stage: {op: n}}, ...}"""
+        facts = {"ok": False, "error": self.error, "forward_ranges": {},
+                 "expected": dict(self.expected), "compute": {},
+                 "disabled_seen": self.disabled_seen}
+        if self._profile is None:
+            return facts
+        try:
+            self._profile.__exit__(None, None, None)
+            events = self._profile.events() or []
+        except Exception as exc:
+            facts["error"] = f"the profiler's record could not be read: {type(exc).__name__}"
+            return facts
+        prefix = f"crucible::forward::"
+        suffix = f"::{self._secret}"
+        ranges, compute = collections.Counter(), {}
+        for event in events:
+            name = event.name
+            if not (name.startswith(prefix) and name.endswith(suffix)):
+                continue
+            stage = name[len(prefix):-len(suffix)]
+            ranges[stage] += 1
+            found = compute.setdefault(stage, collections.Counter())
+            self._visit(event, found, inside_launch=False)
+        facts["forward_ranges"] = dict(ranges)
+        facts["compute"] = {stage: dict(c) for stage, c in compute.items() if c}
+        facts["ok"] = True
+        return facts
+
+    def _visit(self, event, found, inside_launch):
+        for child in event.cpu_children:
+            name = child.name
+            if name.endswith("::" + self._secret):
+                kind = name.split("::")[1]
+                if kind == "launch":
+                    self._visit(child, found, inside_launch=True)
+                elif kind == "user":
+                    self._visit(child, found, inside_launch=False)
+                continue
+            if name.startswith("aten::"):
+                if not inside_launch and op_class(name[len("aten::"):]) == "compute":
+                    found[name] += 1
+                continue  # the ops an ATen op calls are its own implementation
+            self._visit(child, found, inside_launch)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -660,6 +875,13 @@ class ForeignCallProfiler:
     def suspend(self):
         if self._active and sys.getprofile() is self._hook:
             sys.setprofile(None)
+            return True
+        return False
+
+    def resume_if_suspended(self):
+        """Resume while the profiler is on but suspended (inside a launch); True if it did."""
+        if self._active and sys.getprofile() is None:
+            sys.setprofile(self._hook)
             return True
         return False
 
@@ -938,6 +1160,9 @@ _TAMPERING_WALK = frozenset(["gc.get_objects", "gc.get_referrers", "gc.get_refer
 _TAMPERING_DIRECT = frozenset(["sys._getframe", "sys.settrace", "sys.setprofile",
                                "code.__new__", "function.__new__"])
 _SETATTR_EVENTS = frozenset(["object.__setattr__", "object.__delattr__"])
+# Attributes that hand out a frame (and through f_back, which raises no event, every frame
+# below it: the harness's included).
+_FRAME_ATTRS = frozenset(["tb_frame", "gi_frame", "cr_frame", "ag_frame"])
 # Types (and functions) of these packages are the harness's tools; changing them is tampering.
 _PROTECTED_TOPS = frozenset(["torch", "triton", "numpy", "time", "builtins", "sys", "gc", "json",
                              "os", "threading", "_thread", "crucible_worker", "statistics",
@@ -1080,6 +1305,8 @@ class Auditor:
             return self._on_tampering_direct
         if event in _SETATTR_EVENTS:
             return self._on_setattr
+        if event == "object.__getattr__":
+            return self._on_getattr
         return None
 
     # -- handlers: (category, detail, block, direct) or None
@@ -1152,6 +1379,11 @@ class Auditor:
 
     def _on_tampering_direct(self, event, args):
         return TAMPERING, event, False, DIRECT
+
+    def _on_getattr(self, event, args):
+        if len(args) < 2 or args[1] not in _FRAME_ATTRS:
+            return None
+        return TAMPERING, f"{type(args[0]).__name__}.{args[1]}", False, DIRECT
 
     def _on_setattr(self, event, args):
         if len(args) < 2:
@@ -1331,12 +1563,19 @@ _CRITICAL = [
     "crucible_worker.value_pack.poison_", "crucible_worker.value_pack.count_poison",
     "crucible_worker.value_pack.tensors_in",
     "crucible_worker.timing.Timer", "crucible_worker.timing.Timer.time_call",
+    "crucible_worker.timing._perf_counter_ns", "crucible_worker.timing._cuda_synchronize",
+    "crucible_worker.timing._CudaEvent", "crucible_worker.timing.wants_more",
+    "crucible_worker.candidate_stage._perf_counter",
     "crucible_worker.timing.sync", "crucible_worker.timing.median",
     "crucible_worker.timing.measure",
     "crucible_worker.loader.clone_value", "crucible_worker.loader.move_to",
     "crucible_worker.channel.Channel", "crucible_worker.channel.Channel._write",
     "crucible_worker.channel.Channel.facts", "crucible_worker.channel.Channel.phase",
     "crucible_worker.guards.Auditor._hook", "crucible_worker.guards.AtenGuard.__torch_dispatch__",
+    "crucible_worker.guards.AtenRecorder.finish", "crucible_worker.guards.AtenRecorder._visit",
+    "crucible_worker.guards.AtenRecorder.forward", "crucible_worker.guards.AtenRecorder.range",
+    "torch.autograd.profiler.record_function", "torch.profiler.profile",
+    "torch.autograd._profiler_enabled",
 ]
 
 _MISSING = object()
