@@ -596,6 +596,49 @@ MUST_OBSERVE = {
         "import sys\nharness = sys.modules['crucible_worker.main']\n",
         "def f(g):\n    return g.__globals__\n",
         "import sys\nsys.settrace(None)\n",
+        # standard-library helpers that hand back frames
+        "import logging\ndef f():\n    return logging.currentframe()\n",
+        "from logging import currentframe as here\ndef f():\n    return here()\n",
+        "import traceback\ndef f():\n    return list(traceback.walk_stack(None))\n",
+        "import traceback as tb\ndef f():\n    return tb.extract_stack()\n",
+        "import traceback\ndef f():\n    return traceback.format_stack()\n",
+        "import traceback\ndef f():\n    traceback.print_stack()\n",
+        "import traceback\ndef f(t):\n    return traceback.StackSummary.extract(\n"
+        "        traceback.walk_tb(t))\n",
+        "import sys\ndef f():\n    return sys._current_exceptions()\n",
+        "import warnings\ndef f():\n    return warnings._next_external_frame\n",
+        "import faulthandler\nfaulthandler.dump_traceback()\n",
+        "import threading\ndef f():\n    return threading._active\n",
+        "def f():\n    return getattr(f, '__glob' + 'als__')\n",
+        "_BACK = 'f_' + 'back'\ndef f(frame):\n    return getattr(frame, _BACK)\n",
+        "import sys\ndef f():\n    return getattr(sys.exc_info()[2], 'tb_frame')\n",
+        # the import machinery
+        "import sys\nsys.path.insert(0, '/tmp/vendor')\n",
+        "import sys\nsys.path.append('/tmp/vendor')\n",
+        "import sys\nsys.path.extend(['/tmp/vendor'])\n",
+        "import sys\nsys.path = ['/tmp/vendor']\n",
+        "import sys\nsys.path[0] = '/tmp/vendor'\n",
+        "import sys\nsys.path += ['/tmp/vendor']\n",
+        "import sys\npaths = sys.path\npaths.insert(0, '/tmp/vendor')\n",
+        "from sys import path\npath.append('/tmp/vendor')\n",
+        "import sys\nsys.meta_path.insert(0, object())\n",
+        "import site\nsite.addsitedir('/tmp/vendor')\n",
+        "import importlib.util\nspec = importlib.util.spec_from_file_location('m', '/tmp/m.py')\n",
+        "import pkgutil\nmods = list(pkgutil.iter_modules())\n",
+        "import zipimport\nz = zipimport.zipimporter('/tmp/a.zip')\n",
+        # names hidden from a reader
+        "_BACK = 'kcab_f'[::-1]\ndef f(frame):\n    return getattr(frame, _BACK)\n",
+        "def f(o):\n    return getattr(o, ''.join(chr(c) for c in (0x66, 0x5f)) + 'back')\n",
+        "import base64\ndef f(o):\n    return getattr(o, base64.b64decode('Zl9iYWNr').decode())\n",
+        "import builtins\n_RUN = 'cexe'[::-1]\ndef f(code):\n    getattr(builtins, _RUN)(code)\n",
+        "import sys\n_GET = getattr(sys, 'emarfteg_'[::-1])\n",
+        "import sys\ndef f(name):\n    return getattr(sys, name)\n",
+        "def f(o):\n    return getattr(o, 'kcab_f'[::-1].translate({}))\n",
+        "import operator\nback = operator.attrgetter('f_back')\n",
+        # listing a watched module's members: the way to a name no string spells
+        "def f():\n    return [n for n in dir(torch) if len(n) == 2]\n",
+        "import sys\ndef f():\n    return vars(sys)\n",
+        "def f():\n    return list(torch.__dict__)\n",
     ],
     "process_or_network": [
         "import subprocess\n",
@@ -613,27 +656,521 @@ MUST_OBSERVE = {
 
         def host(x):
             return torch.from_numpy(np.exp(x.cpu().numpy()))
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return host(x)
         ''',
+        # math on tensor data read out first, or on a loop over the tensor
         '''
-        def host(x):
-            return float(x.sum().item())
-        ''',
-        '''
-        def host(x):
-            return torch.tensor([v * 2 for v in x.tolist()])
+        import math
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.tensor([math.exp(v) for v in x.flatten().tolist()])
         ''',
         '''
         import math
 
-        def host(x):
-            return math.exp(float(x))
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                total = 0.0
+                for v in x.view(-1):
+                    total += math.exp(v)
+                return total
+        ''',
+        '''
+        import math
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                peak = x.max().item()
+                return math.exp(peak)
         ''',
         '''
         from scipy import special
 
         def host(x):
             return special.erf(x)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return host(x)
         ''',
+        # ufuncs with out= on NumPy views made in __init__
+        '''
+        import numpy as np
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stage = torch.zeros(1024)
+                self.view = self.stage.numpy()
+
+            def forward(self, x):
+                np.exp(self.view, out=self.view)
+                return self.stage
+        ''',
+        # NumPy arithmetic through operators only, on arrays made in __init__
+        '''
+        import numpy as np
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.buf = np.frombuffer(bytearray(4096), dtype=np.float32)
+
+            def forward(self, x):
+                self.buf *= 2
+                return x
+        ''',
+        '''
+        import numpy as np
+
+        _BUF = np.zeros(1024, dtype=np.float32)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                _BUF[: x.numel()] = x.view(-1)
+                return torch.from_numpy(_BUF * 2)
+        ''',
+        '''
+        import numpy as np
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.arr = np.asarray(torch.zeros(16))
+
+            def forward(self, x):
+                return torch.from_numpy(self.arr.cumsum())
+        ''',
+        # aliases and lookups by name
+        '''
+        from numpy import exp as e
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.from_numpy(e(x))
+        ''',
+        '''
+        import numpy
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return getattr(numpy, "exp")(x)
+        ''',
+        # a shape helper applied to the tensor itself
+        '''
+        import numpy as np
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.from_numpy(np.sqrt(x))
+        ''',
+        # reached through a class that ModelNew builds
+        '''
+        import numpy as np
+
+        class Helper:
+            def run(self, x):
+                return np.tanh(x)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return Helper().run(x)
+        ''',
+        # NumPy reached by names hidden from a reader
+        '''
+        import numpy as np
+
+        _EXP = getattr(np, "pxe"[::-1])
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.from_numpy(_EXP(x))
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stage = torch.zeros(16)
+                self.view = getattr(self.stage, "ypmun"[::-1])()
+
+            def forward(self, x):
+                self.view *= 2
+                return self.stage
+        ''',
+        '''
+        import numpy as np
+
+        _FNS = [getattr(np, n[::-1]) for n in ("pxe", "edivid")]
+        ''',
+        # every function counts where names are looked up by computed strings
+        '''
+        import numpy as np
+
+        def _hidden(x):
+            return np.tanh(x)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return globals()["_hid" + "den"](x)
+        ''',
+        # filed away at import by module-level code or by a decorator
+        '''
+        import numpy as np
+
+        _IMPLS = []
+
+        def _impl(x):
+            return np.tanh(x)
+
+        _ = _IMPLS.append(_impl)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return _IMPLS[0](x)
+        ''',
+        '''
+        import numpy as np
+
+        _REGISTRY = {}
+
+        def register(f):
+            _REGISTRY[f.__name__] = f
+            return f
+
+        @register
+        def _impl(x):
+            return np.tanh(x)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return _REGISTRY["_impl"](x)
+        ''',
+    ],
+    "host_transfer": [
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return float(x.sum().item())
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.tensor([v * 2 for v in x.tolist()])
+        ''',
+    ],
+    "torch_internals": [
+        "def f(x):\n    with torch._C._DisableTorchDispatch():\n        return x\n",
+        "import torch as t\ndef f():\n    return t._C._ExcludeDispatchKeyGuard\n",
+        "C = torch._C\ndef f():\n    return C._unset_dispatch_mode\n",
+        "from torch._C import _DisableTorchDispatch\n",
+        "from torch import _C\n",
+        "import torch._C as C\n",
+        "def f():\n    return getattr(torch, '_C')\n",
+        "_NAME = '_' + 'C'\ndef f():\n    return getattr(torch, _NAME)\n",
+        "def f():\n    return torch.__dict__['_C']\n",
+        "def f():\n    return vars(torch)['_C']\n",
+        "def f():\n    return __import__('torch')._C\n",
+        "import sys\ndef f():\n    return sys.modules['torch']._C._DisableTorchDispatch\n",
+        "import importlib\nC = importlib.import_module('torch._C')\n",
+        "import sys\nC = sys.modules.get('torch._C')\n",
+        "from torch.utils._python_dispatch import _disable_current_modes\n",
+        "from torch.utils import _python_dispatch\n",
+        "def f():\n    return torch.utils._python_dispatch._pop_mode_temporarily()\n",
+        "def f():\n    return torch._ops.ops\n",
+        "from torch._dispatch import python\n",
+        "from torch.autograd.profiler import _disable_profiler\n",
+        "def f():\n    torch.autograd._disable_profiler_legacy()\n",
+        "import torch.autograd.profiler as prof\ndef f():\n    prof._disable_profiler()\n",
+        "from torch.overrides import _pop_mode_temporarily\n",
+        "lib = torch.library.Library('aten', 'IMPL')\n",
+        "from torch import library\nlib = library.Library('aten', 'IMPL')\n",
+        '''
+        @torch.library.custom_op("mylib::twice", mutates_args=())
+        def twice(x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+        ''',
+        "def f():\n    torch.ops.aten.add.default.py_impl(None)\n",
+        # names hidden from a reader: folded, then judged like the attribute
+        "_core = getattr(torch, 'C_'[::-1])\n_off = getattr(_core, 'hctapsiDhcroTelbasiD_'[::-1])\n",
+        "def f():\n    return getattr(torch, ''.join(reversed('C_')))\n",
+        "import codecs\ndef f():\n    return getattr(torch, codecs.decode('_P', 'rot13'))\n",
+        "def f():\n    return getattr(torch, ''.join(map(chr, [95, 67])))\n",
+        "def f():\n    return getattr(torch, bytes.fromhex('5f43').decode())\n",
+        # a watched name in any string: the lookup may happen elsewhere
+        "import functools\nG = functools.reduce(getattr, ['_C', '_DisableTorchDispatch'], torch)\n",
+        "def fetch(owner, name):\n    return getattr(owner, name)\nG = fetch(torch, '_' + 'C')\n",
+        # code written to a file (or exec'd) is parsed too, with or without imports
+        "SOURCE = 'with torch.utils._python_dispatch._disable_current_modes():\\n    pass\\n'\n",
+        """
+        SOURCE = '''
+        from torch.utils._python_dispatch import _disable_current_modes
+        '''
+        """,
+    ],
+    "launch_hook_compute": [
+        '''
+        @triton.heuristics({"BLOCK": lambda args: int(torch.sum(args["x_ptr"]).item())})
+        @triton.jit
+        def hk(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        '''
+        import numpy as np
+
+        def _block(args):
+            x = args["x_ptr"].numpy()
+            args["out_ptr"].numpy()[...] = np.exp(x)
+            return 128
+
+        @triton.heuristics(values={"BLOCK": _block})
+        @triton.jit
+        def hk(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            tl.store(out_ptr, tl.load(x_ptr))
+        ''',
+        '''
+        import triton as tr
+
+        def _pick(args):
+            return int(args["x_ptr"].abs().max())
+
+        @tr.heuristics({"BLOCK": _pick})
+        @tr.jit
+        def hk(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        '''
+        _HEURISTICS = {"BLOCK": lambda args: args["x_ptr"].exp().shape[0]}
+
+        @triton.heuristics(_HEURISTICS)
+        @triton.jit
+        def hk(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        '''
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"],
+                         pre_hook=lambda nargs: nargs["out"].copy_(nargs["x"] * 2))
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        def _post(nargs, exception=None):
+            nargs["out"][:] = nargs["x"] + 1
+
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"], post_hook=_post)
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"],
+                         post_hook=lambda nargs, exception=None: nargs["out"].zero_())
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        @triton.autotune(
+            configs=[triton.Config({"B": 128}, pre_hook=lambda n: torch.exp(n["x"], out=n["out"]))],
+            key=["n"])
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        import numpy as np
+
+        def _prune(configs, named_args, **kwargs):
+            np.copyto(named_args["out"].numpy(), np.tanh(named_args["x"].numpy()))
+            return configs
+
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"],
+                         prune_configs_by={"early_config_prune": _prune})
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        def _estimate(x, out, n, B, **kwargs):
+            out.add_(x)
+            return 1.0
+
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"],
+                         prune_configs_by={"perf_model": _estimate, "top_k": 1})
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        # one level down: a helper the hook calls
+        '''
+        def _scale(t):
+            t.mul_(2)
+            return 64
+
+        @triton.heuristics({"BLOCK": lambda args: _scale(args["x_ptr"])})
+        @triton.jit
+        def hk(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        # a hook factory, and functools.partial
+        '''
+        def copy_from(name):
+            return lambda nargs: nargs[name].copy_(nargs["x"].sigmoid())
+
+        @triton.autotune(configs=[triton.Config({"B": 128}, pre_hook=copy_from("out"))],
+                         key=["n"])
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        import functools
+
+        def _fill(nargs, name):
+            nargs[name][:] = nargs["x"].cumsum(0)
+
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"],
+                         pre_hook=functools.partial(_fill, name="out"))
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        "add_kernel.add_pre_run_hook(lambda *args, **kwargs: args[2].exp_())\n",
+        '''
+        def _metadata(grid, kernel, args):
+            args["out"].data = args["x"].data
+            return {}
+
+        @triton.jit(launch_metadata=_metadata)
+        def hk(x, out):
+            tl.store(out, tl.load(x))
+        ''',
+        '''
+        @triton.heuristics({"B": lambda args: (args["a"] @ args["b"]).shape[0]})
+        @triton.jit
+        def hk(a, b, B: tl.constexpr):
+            tl.store(a, 0)
+        ''',
+        # hooks in a dict subclass, and methods fetched by hidden names
+        '''
+        class _Settled(dict):
+            def __setitem__(self, key, value):
+                if key not in self:
+                    dict.__setitem__(self, key, value)
+
+        def _block(args):
+            x = getattr(args["x_ptr"], "ypmun"[::-1])()
+            return 128
+
+        @triton.heuristics(_Settled(BLOCK=_block))
+        @triton.jit
+        def hk(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        '''
+        @triton.heuristics({k: (lambda args: 128) for k in ("BLOCK",)})
+        @triton.jit
+        def hk(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        '''
+        _NAME = "dda"[::-1] + "_"
+
+        @triton.heuristics({"B": lambda args: getattr(args["x_ptr"], _NAME)(1) and 128})
+        @triton.jit
+        def hk(x_ptr, B: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        '''
+        import math
+
+        @triton.heuristics({"B": lambda args: int(math.exp(args["x_ptr"].item()))})
+        @triton.jit
+        def hk(x_ptr, B: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+    ],
+    "raw_bytes": [
+        "import pickle\n",
+        "import struct as s\n",
+        "from array import array\n",
+        "import marshal\n",
+        "import copyreg\n",
+        "import shelve\n",
+        "from _pickle import dumps\n",
+        "import importlib\np = importlib.import_module('pick' + 'le')\n",
+        "def f(x):\n    return x.untyped_storage().__reduce_ex__(2)\n",
+        "def f(x):\n    return getattr(x, '__reduce_ex__')(2)\n",
+        "def f(s):\n    return s.__reduce__()\n",
+        "def f(a):\n    return a.tobytes()\n",
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.tensor(x.untyped_storage().tolist())
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                storage = x.untyped_storage()
+                return sum(storage[i] for i in range(4))
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return [b for b in x.untyped_storage()]
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return bytes(x.untyped_storage())
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return memoryview(x.numpy())
+        ''',
+        '''
+        import copy
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return copy.deepcopy(x.storage())
+        ''',
+        '''
+        import io
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                buf = io.BytesIO()
+                torch.save(x, buf)
+                return buf.getvalue()
+        ''',
+        '''
+        from io import BytesIO
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.buf = BytesIO()
+
+            def forward(self, x):
+                torch.save(x, self.buf)
+                return x
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.raw = bytearray(4096)
+                self.view = torch.frombuffer(self.raw, dtype=torch.float32)
+        ''',
+        "_REDUCE = '__xe_ecuder__'[::-1]\ndef f(s):\n    return getattr(s, _REDUCE)(2)\n",
+        "_OVER_BYTES = getattr(torch, 'reffubmorf'[::-1])\n",
+        "_View = type(memoryview(b''))\n",
     ],
     "tensor_subclass": [
         "class Lazy(torch.Tensor):\n    pass\n",
@@ -860,6 +1397,38 @@ MUST_NOT_OBSERVE = {
         "import gc\ngc.collect()\n",
         "import sys\nprint(sys.version)\n",
         "import importlib\n",
+        "import sys\npaths = list(sys.path)\nprint(sys.path[0])\n",
+        "import sys\nsys.stdout.flush()\nout = sys.__stdout__\n",
+        "import logging\nlog = logging.getLogger(__name__)\nlog.info('x')\n",
+        "import warnings\nwarnings.warn('slow path')\n",
+        "import os\nos.chdir('/tmp')\n",
+        '''
+        import traceback
+
+        def f(x):
+            try:
+                return x + 1
+            except RuntimeError:
+                traceback.print_exc()
+                raise
+        ''',
+        "def f(x):\n    return getattr(x, 'weight', None)\n",
+        # names computed from runtime values, as honest modules build submodule names
+        '''
+        class Stack(nn.Module):
+            def __init__(self, n, act="relu"):
+                super().__init__()
+                for i in range(n):
+                    setattr(self, f"conv{i}", nn.Conv2d(3, 3, 1))
+                self.act = getattr(torch.nn.functional, act)
+
+            def forward(self, x, i=0):
+                x = getattr(self, "conv" + str(i))(x)
+                return getattr(torch, self.dtype_name, torch.float32), self.act(x)
+        ''',
+        "def f():\n    return getattr(torch, 'float16'), getattr(nn, 'ReLU')()\n",
+        "def f(mode='eval'):\n    return torch.compile, 'compile', 'exec', mode\n",
+        "import sys\ndef f():\n    return hasattr(sys, 'version_info'), dir()\n",
     ],
     "process_or_network": [
         "import os\npath = os.path.join('a', 'b')\n",
@@ -897,6 +1466,199 @@ MUST_NOT_OBSERVE = {
         def f(x):
             return x.size(0), x.numel(), x.dtype == np.float32
         ''',
+        # scalars read for a grid are host_transfer, not numpy_compute
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x, n):
+                rows = int(n.item())
+                dims = x.new_tensor([1, 2]).tolist()
+                return rows, dims
+        ''',
+        # math on Python numbers (a rotary table's frequency), NumPy shape helpers, dtypes
+        '''
+        import math
+        import numpy as np
+
+        class ModelNew(nn.Module):
+            def __init__(self, dim=64, base=10000.0):
+                super().__init__()
+                self.freq = -math.log(base) / dim
+                self.scale = np.float32(1.0) / math.sqrt(dim)
+                self.fdt = np.dtype("float32")
+
+            def forward(self, x):
+                n = int(np.prod(x.shape))
+                blocks = int(np.ceil(x.numel() / 1024))
+                return n, blocks, math.exp(-1.0), math.pi
+        ''',
+        # helpers ModelNew never reaches: a self-check and a copied get_inputs
+        '''
+        import numpy as np
+
+        def _close(a, b):
+            return np.allclose(a.numpy(), b.numpy())
+
+        def get_inputs():
+            return [torch.from_numpy(np.random.rand(16, 16).astype(np.float32))]
+        ''',
+    ],
+    "host_transfer": [
+        '''
+        def _unused(x):
+            return x.item()
+        ''',
+        "def f(x):\n    return x.shape, x.numel(), list(x.shape)\n",
+    ],
+    "torch_internals": [
+        "import torch._dynamo\ntorch._dynamo.config.suppress_errors = False\n",
+        "def f(fn):\n    return torch.compiler.disable(fn)\n",
+        "def f(fn):\n    return torch._dynamo.disable(fn)\n",
+        "def f(x):\n    return torch.ops.aten.add(x, 1)\n",
+        "from triton._C.libtriton import ir\n",
+        '''
+        class Conv(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self._C = c
+
+            def forward(self, x):
+                return x[:, : self._C]
+        ''',
+        "def f():\n    with torch.autograd.profiler.record_function('k'):\n        pass\n",
+        '''
+        class ModelNew(nn.Module):
+            """Avoids torch internals such as torch._C; only Triton kernels."""
+        ''',
+        # strings that are settings or prose, not code
+        "CONFIG = 'acc=fp32'\nNOTE = 'x = torch._C'\nLABEL = 'C'\n",
+        '''
+        USAGE = """
+        Usage:
+            model = ModelNew()
+        """
+        ''',
+    ],
+    "launch_hook_compute": [
+        # the usual heuristics: sizes, strides, dtypes, pointers, math shape helpers
+        '''
+        import math
+
+        @triton.heuristics({
+            "EVEN": lambda args: args["n"] % args["BLOCK"] == 0,
+            "BLOCK": lambda args: triton.next_power_of_2(args["n"]),
+            "WARPS": lambda args: min(max(args["x_ptr"].numel() // 1024, 1), 8),
+            "STRIDE": lambda args: args["x_ptr"].stride(0) * args["x_ptr"].element_size(),
+            "HALF": lambda args: args["x_ptr"].dtype == torch.float16,
+            "ALIGNED": lambda args: args["x_ptr"].data_ptr() % 16 == 0,
+            "LOG": lambda args: math.ceil(math.log2(args["n"])),
+            "ROWS": lambda args: args["x_ptr"].size(0) + args["x_ptr"].shape[1] + len(args),
+            "TILES": lambda args: triton.cdiv(int(args["n"]), 128),
+        })
+        @triton.jit
+        def hk(x_ptr, n, EVEN: tl.constexpr, BLOCK: tl.constexpr, WARPS: tl.constexpr,
+               STRIDE: tl.constexpr, HALF: tl.constexpr, ALIGNED: tl.constexpr,
+               LOG: tl.constexpr, ROWS: tl.constexpr, TILES: tl.constexpr):
+            tl.store(x_ptr, 0)
+        ''',
+        # resets of outputs for atomics, reset_to_zero and restore_value
+        '''
+        def init_to_zero(name):
+            return lambda nargs: nargs[name].zero_()
+
+        @triton.autotune(
+            configs=[triton.Config({"B": 128}, pre_hook=init_to_zero("out")),
+                     triton.Config({"B": 256}, num_warps=8,
+                                   pre_hook=lambda nargs: nargs["peak"].fill_(float("-inf"))),
+                     triton.Config({"B": 512}, pre_hook=lambda nargs: nargs["out"].zero_())],
+            key=["n"], reset_to_zero=["out"], restore_value=["x"],
+            pre_hook=lambda nargs: nargs["count"].fill_(0))
+        @triton.jit
+        def hk(x, out, peak, count, n, B: tl.constexpr):
+            tl.atomic_add(out, tl.load(x))
+        ''',
+        '''
+        def _reset(nargs):
+            nargs["out"][:] = 0
+            nargs["total"] = nargs["n"] * 2
+
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"], pre_hook=_reset)
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.atomic_add(out, tl.load(x))
+        ''',
+        # pruning by shared memory, and a perf model over sizes
+        '''
+        def _prune(configs, named_args, **kwargs):
+            props = torch.cuda.get_device_properties(named_args["x"].device)
+            room = getattr(props, "shared_memory_per_block_optin", 0)
+            kept = []
+            for config in configs:
+                if config.kwargs["B"] * named_args["x"].element_size() <= room:
+                    kept.append(config)
+            return sorted(kept, key=lambda c: c.num_warps) or configs[:1]
+
+        def _estimate(x, out, n, B, num_warps, num_stages, **kwargs):
+            return triton.cdiv(n, B) * x.element_size() / num_warps
+
+        @triton.autotune(configs=[triton.Config({"B": 128})], key=["n"],
+                         prune_configs_by={"early_config_prune": _prune,
+                                           "perf_model": _estimate, "top_k": 2})
+        @triton.jit
+        def hk(x, out, n, B: tl.constexpr):
+            tl.store(out, tl.load(x))
+        ''',
+        # the tutorials' descriptor pre-hook and launch metadata
+        '''
+        def _descriptor_hook(nargs):
+            nargs["desc_x"].block_shape = [nargs["BLOCK_M"], nargs["HEAD_DIM"]]
+
+        def _metadata(grid, kernel, args):
+            ret = {"name": f"{kernel.name} [n={args['n']}]"}
+            ret["bytes"] = args["x"].element_size() * args["n"]
+            return ret
+
+        @triton.autotune(configs=[triton.Config({"BLOCK_M": 64}, pre_hook=_descriptor_hook)],
+                         key=["n"])
+        @triton.jit(launch_metadata=_metadata)
+        def hk(desc_x, x, n, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+            tl.store(x, 0)
+        ''',
+        # a helper a heuristic calls, doing integer work
+        '''
+        def _warps(n):
+            return 8 if n.bit_length() > 12 else 4
+
+        @triton.heuristics(values={"W": lambda args: _warps(args["n"])})
+        @triton.jit
+        def hk(x, n, W: tl.constexpr):
+            tl.store(x, 0)
+        ''',
+    ],
+    "raw_bytes": [
+        '''
+        import copy
+
+        class Holder(nn.Module):
+            def __init__(self, layer):
+                super().__init__()
+                self.layer = copy.deepcopy(layer)
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x, y):
+                same = x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+                size = x.untyped_storage().nbytes()
+                return same, size
+        ''',
+        '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                tag = bytes("abc", "utf-8") + bytes(f"{x.numel()}", "ascii")
+                return tag
+        ''',
+        "from numpy import *\ndef f():\n    return array([1, 2])\n",
+        "array = [1, 2]\narray.append(3)\nstruct = {}\n",
+        "def f(model):\n    torch.save(model.state_dict(), 'weights.pt')\n",
     ],
     "tensor_subclass": [
         "def f(x):\n    return isinstance(x, torch.Tensor)\n",
@@ -994,7 +1756,8 @@ def test_not_observed(tmp_path, kind, snippet):
 def test_every_kind_is_covered():
     kinds = {"try_except", "reference_model_use", "threading", "timer_patch", "introspection",
              "process_or_network", "numpy_compute", "tensor_subclass", "low_precision_cast",
-             "memoization"}
+             "memoization", "host_transfer", "torch_internals", "launch_hook_compute",
+             "raw_bytes"}
     assert set(MUST_OBSERVE) == kinds and set(MUST_NOT_OBSERVE) == kinds
 
 

@@ -9,10 +9,14 @@ Precision matters more than recall here: every observation can become a cheat fl
 facts from the candidate stage catch most of what a static look misses.
 """
 import ast
+import base64
+import binascii
+import codecs
 import contextlib
 import io
 import os
 import sys
+import textwrap
 import tokenize
 
 # Analysis recursion limit. Files are parsed under the interpreter's normal limit (a file Python
@@ -45,7 +49,21 @@ _INTROSPECTION = (
     "inspect.stack", "inspect.trace", "inspect.getouterframes", "inspect.getinnerframes",
     "inspect.getframeinfo", "ctypes", "_ctypes", "cffi", "importlib", "runpy", "builtins.exec",
     "builtins.eval", "builtins.compile", "builtins.__import__",
+    # Standard-library helpers that hand back frames or tracebacks of the caller's stack.
+    "logging.currentframe", "traceback.walk_stack", "traceback.walk_tb",
+    "traceback.extract_stack", "traceback.extract_tb", "traceback.format_stack",
+    "traceback.print_stack", "traceback.StackSummary", "faulthandler",
+    # The import machinery: where modules come from, and loading them from other places.
+    "sys.meta_path", "sys.path_hooks", "sys.path_importer_cache", "site", "pkgutil", "zipimport",
+    "imp",
 )
+# Modules whose private names (`sys._current_exceptions`, `warnings._next_external_frame`) walk
+# frames or threads' stacks; honest kernels use none of them.
+_PRIVATE_FRAME_NAMESPACES = ("sys", "warnings", "threading", "_thread", "traceback", "logging",
+                             "inspect")
+# Changing sys.path decides which file a later import loads.
+_LIST_MUTATORS = ("insert", "append", "extend", "remove", "pop", "clear", "reverse", "sort",
+                  "__setitem__", "__delitem__", "__iadd__")
 # Builtins that run or load arbitrary code: they can hide anything from a static look.
 _DYNAMIC_CODE_BUILTINS = ("exec", "eval", "compile", "__import__")
 # Attributes that walk frames or reach a function's globals, whatever the receiver.
@@ -53,22 +71,102 @@ _INTROSPECTION_ATTRS = (
     "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
     "__globals__", "__code__", "__subclasses__",
 )
+# Private PyTorch internals that switch off or go around what the harness observes: the C
+# extension (dispatch-key guards, mode stacks, the profiler), the op registry and Python
+# dispatch, and torch.library and friends, which register or replace op implementations.
+_TORCH_INTERNALS = (
+    "torch._C", "torch._ops", "torch._dispatch", "torch._python_dispatcher",
+    "torch.utils._python_dispatch", "torch.library", "torch._library", "torch._custom_op",
+    "torch._custom_ops",
+)
+# Names that switch the profiler off, wherever torch exposes them (torch.autograd,
+# torch.autograd.profiler); also reported on receivers the stage cannot resolve.
+_PROFILER_SWITCHES = ("_disable_profiler", "_disable_profiler_legacy", "_set_is_profiler_enabled")
+_TORCH_INTERNAL_ATTRS = ("_C", "_DisableTorchDispatch", "_ExcludeDispatchKeyGuard",
+                         "_unset_dispatch_mode", "_python_dispatch") + _PROFILER_SWITCHES
+# Python implementations attached to an operator overload (torch.ops.aten.add.default.py_impl).
+_OP_OVERRIDE_LEAVES = ("py_impl", "py_kernels")
+
+# Modules that turn tensors, storages or arrays into bytes (or back); honest kernels never
+# import them, so the import is reported by itself.
+_RAW_BYTES_MODULES = ("pickle", "_pickle", "cPickle", "pickletools", "copyreg", "marshal",
+                      "shelve", "dill", "cloudpickle", "struct", "_struct", "array")
+# The pickling protocol and byte dumps: `x.__reduce_ex__(2)` hands out a tensor's storage,
+# `storage.__reduce__()` its bytes.
+_RAW_BYTES_ATTRS = ("__reduce__", "__reduce_ex__", "tobytes")
+_STORAGE_METHODS = ("untyped_storage", "storage", "_typed_storage")
+# Builtins that read every element of what they are given: of a storage, its bytes.
+_ITERATING_BUILTINS = ("list", "tuple", "set", "bytes", "bytearray", "memoryview", "iter",
+                       "sum", "min", "max", "sorted", "map", "enumerate", "zip", "reversed")
+_BYTE_BUILTINS = ("bytes", "bytearray", "memoryview")
+# Views of Python memory as tensors or arrays, or of tensors as Python memory: reported wherever
+# they are named, as a value too (`View = memoryview`, `type(memoryview(b""))`).
+_BYTE_VIEWS = ("memoryview", "torch.frombuffer", "numpy.frombuffer")
+_IN_MEMORY_FILES = ("io.BytesIO", "_io.BytesIO")
+
 # Importing these is reported by itself; for other modules only their use is.
 _REPORTED_IMPORTS = (("threading", _THREADING), ("process_or_network", _PROCESS_OR_NETWORK),
-                     ("introspection", ("ctypes", "_ctypes", "cffi")))
+                     ("introspection", ("ctypes", "_ctypes", "cffi")),
+                     ("raw_bytes", _RAW_BYTES_MODULES))
+# Functions that fetch a member by name: getattr(owner, name).
+_MEMBER_FUNCTIONS = ("getattr", "builtins.getattr", "object.__getattribute__",
+                     "inspect.getattr_static")
+# Modules whose members fetched by a computed name are judged without the name: the frame and
+# import machinery, NumPy, byte modules, torch's private corners (not torch itself: a dtype by
+# name is honest).
+_COMPUTED_NAME_OWNERS = (
+    ("introspection", ("builtins", "sys", "gc", "inspect", "traceback", "logging", "weakref",
+                       "ctypes", "_ctypes", "importlib", "faulthandler", "threading", "_thread",
+                       "types", "runpy", "site", "pkgutil")),
+    ("numpy_compute", ("numpy", "scipy")),
+    ("raw_bytes", _RAW_BYTES_MODULES),
+    ("torch_internals", _TORCH_INTERNALS + ("torch.utils", "torch.autograd", "torch.overrides",
+                                            "torch.ops")),
+)
+# Modules whose member lists are not for honest kernels to read.
+_WATCHED_NAMESPACES = ("torch", "numpy", "scipy") + _COMPUTED_NAME_OWNERS[0][1] \
+    + _RAW_BYTES_MODULES
+# Member names that, spelled in any string, show what the file reaches for.
+_SENSITIVE_NAMES = (
+    ("torch_internals", _TORCH_INTERNAL_ATTRS + (
+        "_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_push_mode",
+        "_pop_torch_function_stack", "py_impl")),
+    ("introspection", _INTROSPECTION_ATTRS + (
+        "_getframe", "currentframe", "_current_frames", "_current_exceptions", "settrace",
+        "setprofile", "get_objects", "get_referrers", "get_referents", "walk_stack",
+        "extract_stack", "__builtins__", "ctypes", "_ctypes", "faulthandler")),
+    ("raw_bytes", _RAW_BYTES_ATTRS + ("frombuffer", "pickle", "_pickle", "cPickle", "marshal",
+                                      "copyreg", "shelve", "dill", "cloudpickle")),
+)
+# Functions that import a module named by a string.
+_IMPORT_FUNCTIONS = ("importlib.import_module", "importlib.__import__", "builtins.__import__",
+                     "importlib.util.find_spec")
 
 # Modules the harness times and compares with: assigning their attributes is tampering.
-_TAMPER_ROOTS = ("time", "torch", "triton", "builtins", "sys", "gc", "numpy")
+_TAMPER_ROOTS = ("time", "torch", "triton", "builtins", "sys", "gc", "numpy", "crucible_worker")
 # Configuration namespaces change numerics, not the harness (the candidate runs in its own
 # process, so they cannot slow the reference down); tf32 switches are reported as casts.
 _CONFIG_NAMESPACES = ("torch.backends", "torch._dynamo.config", "torch._inductor.config")
 
-_FOREIGN_COMPUTE_ROOTS = ("numpy", "scipy", "math")
-# Integer and shape helpers of `math` that honest host code uses for grids and scales; math
-# functions only take Python scalars, so compute on tensor data also needs .item()/.tolist(),
-# which is reported by itself.
+_NUMPY_ROOTS = ("numpy", "scipy")
+# Integer and shape helpers of `math` that honest host code uses for grids and scales.
 _MATH_SHAPE_HELPERS = ("ceil", "floor", "prod", "log2", "isqrt", "gcd", "lcm", "sqrt")
-_HOST_TRANSFER_METHODS = ("numpy", "tolist", "item")
+# NumPy names that describe dtypes rather than compute.
+_NUMPY_METADATA = ("dtype", "iinfo", "finfo", "result_type", "promote_types", "can_cast")
+# NumPy scalar constructors: like the shape helpers, harmless on Python numbers.
+_NUMPY_SCALARS = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                  "intp", "bool_")
+# Reading tensor data into Python: a scalar for a grid is honest, so these are evidence only.
+_HOST_TRANSFER_METHODS = ("tolist", "item")
+# A NumPy view of tensor data: NumPy's operators on it compute where the profiler cannot see.
+_NUMPY_VIEW_METHODS = ("numpy", "__array__")
+# Sizes of a tensor, not its data.
+_SIZE_METHODS = ("size", "numel", "nelement", "stride", "dim", "ndimension", "element_size",
+                 "data_ptr", "storage_offset", "__len__")
+_SIZE_BUILTINS = ("len", "range", "isinstance", "id", "hash", "str", "repr", "type")
+# Attributes of a tensor or array that describe it; everything else reached from one is data.
+_METADATA_ATTRS = ("shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad",
+                   "itemsize", "nbytes", "is_leaf", "names", "is_sparse", "is_quantized")
 
 _LOW_PRECISION_LEAVES = ("float16", "half", "bfloat16", "HalfTensor", "BFloat16Tensor")
 _DTYPE_NAMESPACES = ("torch", "torch.cuda", "triton.language", "numpy")
@@ -109,6 +207,86 @@ def _is_harness_name(qualname):
     """A module (or something inside one) that the harness relies on, outside config namespaces."""
     return bool(qualname) and qualname.split(".")[0] in _TAMPER_ROOTS \
         and not _matches(qualname, _CONFIG_NAMESPACES)
+
+
+def _is_torch_internal(qualname):
+    """A name under torch's private internals (_TORCH_INTERNALS), also reached through another
+    module that exposes them (`torch.cuda.memory._C`), a profiler switch, a Python kernel
+    attached to an op, or a private helper of torch.overrides' mode stack."""
+    parts = (qualname or "").split(".")
+    if "torch" not in parts:
+        return False
+    parts = parts[parts.index("torch"):]
+    return (_matches(".".join(parts), _TORCH_INTERNALS) or "_C" in parts
+            or any(p in _PROFILER_SWITCHES for p in parts)
+            or (parts[1:2] == ["ops"] and parts[-1] in _OP_OVERRIDE_LEAVES)
+            or (parts[1:2] == ["overrides"] and len(parts) > 2 and parts[2].startswith("_")
+                and not parts[2].startswith("__")))
+
+
+def _is_numpy_name(qualname):
+    return bool(qualname) and qualname.split(".")[0] in _NUMPY_ROOTS
+
+
+def _method(names, call):
+    """(receiver, method name) of `recv.name(...)` or `getattr(recv, name)(...)`, the name
+    folded (None where the folder cannot compute it); (None, None) for other calls."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.value, func.attr
+    if isinstance(func, ast.Call) and len(func.args) in (2, 3) and not func.keywords \
+            and names.resolve(func.func) in _MEMBER_FUNCTIONS[:2]:
+        return func.args[0], names.folder.text(func.args[1])
+    return None, None
+
+
+def _is_numpy_view(names, call, qualname):
+    """`x.numpy()`, `getattr(x, "numpy")()`, `x.__array__()`, `torch.Tensor.numpy(x)`: a
+    NumPy array over tensor data."""
+    if _method(names, call)[1] in _NUMPY_VIEW_METHODS and not call.args:
+        return True
+    return (qualname or "").startswith("torch.Tensor.") \
+        and qualname.rpartition(".")[2] in _NUMPY_VIEW_METHODS
+
+
+def _sensitive_string_kind(text):
+    """The observation kind a string spelling a watched name or dotted path stands for."""
+    for kind, names in _SENSITIVE_NAMES:
+        if text in names:
+            return kind
+    if "." not in text:
+        return None
+    if _is_torch_internal(text):
+        return "torch_internals"
+    if _matches(text, _INTROSPECTION):
+        return "introspection"
+    if _matches(text, _RAW_BYTES_MODULES):
+        return "raw_bytes"
+    return None
+
+
+def _built_from_literals(names, expr):
+    """Whether an expression's value is fixed by the file (string literals run through calls
+    on them, comprehension variables, names bound once to such values) though the folder
+    cannot compute it: a name built that way is hidden on purpose."""
+    if not any(isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))
+               for n in ast.walk(expr)):
+        return False
+    targets = {t.id for n in ast.walk(expr) if isinstance(n, ast.comprehension)
+               for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+    callees = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in targets or node.id in names.folder.bindings:
+                continue
+            if id(node) in callees or (node.id in names.aliases) \
+                    or names.is_builtin(node.id):
+                continue  # a function or module the value goes through
+            return False
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
+                and id(node) not in callees and names.resolve(node) is None:
+            return False  # an attribute of a runtime value
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,6 +433,197 @@ def _import_target(module, level, name):
     return base + name if base.endswith(".") else f"{base}.{name}"
 
 
+class _NotFoldable(Exception):
+    pass
+
+
+# What the folder evaluates: string methods and builtins that are pure functions of their
+# arguments, and decoders an obfuscated name goes through. Nothing else of the file runs.
+_FOLD_METHODS = ("join", "replace", "lower", "upper", "strip", "lstrip", "rstrip", "swapcase",
+                 "capitalize", "title", "removeprefix", "removesuffix", "decode", "encode",
+                 "fromhex")
+_FOLD_BUILTINS = ("chr", "ord", "str", "reversed", "list", "tuple", "sorted", "bytes", "map")
+_FOLD_ENCODINGS = ("utf-8", "utf8", "ascii", "latin-1", "latin1", "rot13", "rot_13", "hex",
+                   "base64")
+_FOLD_DECODERS = {
+    "codecs.decode": codecs.decode, "codecs.encode": codecs.encode,
+    "base64.b64decode": base64.b64decode, "base64.b32decode": base64.b32decode,
+    "base64.b16decode": base64.b16decode, "base64.urlsafe_b64decode": base64.urlsafe_b64decode,
+    "binascii.unhexlify": binascii.unhexlify, "bytes.fromhex": bytes.fromhex,
+}
+_FOLD_LIMIT = 4096  # longest string or sequence folded: names are short
+_FOLD_BUDGET = 200000  # nodes folded per file, so hostile nesting cannot stall the stage
+
+
+def _single_bindings(tree):
+    """Names, and `self.` attributes, bound exactly once in the file, to the expression bound
+    (flow-insensitive, like _Names); parameters and loop variables are never constants."""
+    names, attrs, counts = {}, {}, {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            counts[node.arg] = 2
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id == "self":
+            counts["self." + node.attr] = counts.get("self." + node.attr, 0) + 1
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target, value in _assignment_pairs(node) or []:
+                if isinstance(target, ast.Name):
+                    names[target.id] = value
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    attrs[target.attr] = value
+    return ({n: v for n, v in names.items() if counts.get(n) == 1},
+            {a: v for a, v in attrs.items() if counts.get("self." + a) == 1})
+
+
+class _Folder:
+    """Evaluates expressions built from literals by pure string operations, as a name hidden
+    from a reader is built: `"C_"[::-1]`, `"".join(reversed("kcab_f"))`, `chr(95) + "C"`,
+    `codecs.decode("...", "rot13")`, f-strings, and names bound once to such expressions.
+    Only literals and the pure functions above are evaluated; the file's code never runs."""
+
+    def __init__(self, names, bindings, attr_bindings):
+        self.names, self.bindings, self.attr_bindings = names, bindings, attr_bindings
+        self.budget = _FOLD_BUDGET
+
+    def text(self, expr):
+        """The string an expression always has, or None."""
+        value = self.value(expr)
+        return value if isinstance(value, str) else None
+
+    def value(self, expr):
+        if self.budget <= 0:
+            return None
+        try:
+            return self._fold(expr, 0, {})
+        except (_NotFoldable, ArithmeticError, ValueError, TypeError, LookupError,
+                UnicodeError, RecursionError, MemoryError):
+            return None
+        except Exception:  # a decoder's own error (binascii.Error): not a constant
+            return None
+
+    def _fold(self, expr, depth, env):
+        self.budget -= 1
+        if self.budget <= 0 or depth > 64:
+            raise _NotFoldable
+        value = self._fold_node(expr, depth + 1, env)
+        if isinstance(value, (str, bytes, list, tuple)) and len(value) > _FOLD_LIMIT:
+            raise _NotFoldable
+        if isinstance(value, int) and abs(value) > 1 << 32:
+            raise _NotFoldable
+        return value
+
+    def _fold_node(self, expr, depth, env):
+        fold = lambda e: self._fold(e, depth, env)  # noqa: E731
+        if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, (str, bytes, int)) and not isinstance(expr.value, bool):
+                return expr.value
+            if expr.value is None:
+                return None
+            raise _NotFoldable
+        if isinstance(expr, ast.Name):
+            if expr.id in env:
+                return env[expr.id]
+            if expr.id in self.bindings:
+                return fold(self.bindings[expr.id])
+            raise _NotFoldable
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) \
+                and expr.value.id == "self" and expr.attr in self.attr_bindings:
+            return fold(self.attr_bindings[expr.attr])
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mult, ast.Sub)):
+            left, right = fold(expr.left), fold(expr.right)
+            if isinstance(expr.op, ast.Mult) and isinstance(left, int) \
+                    and isinstance(right, int):
+                return left * right
+            if isinstance(expr.op, ast.Mult):
+                count = right if isinstance(right, int) else left
+                if not isinstance(count, int) or count > _FOLD_LIMIT:
+                    raise _NotFoldable
+                return left * right
+            return left + right if isinstance(expr.op, ast.Add) else left - right
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+            return -fold(expr.operand)
+        if isinstance(expr, ast.JoinedStr):
+            parts = []
+            for value in expr.values:
+                if isinstance(value, ast.FormattedValue):
+                    if value.format_spec is not None or value.conversion not in (-1, 115):
+                        raise _NotFoldable
+                    value = fold(value.value)
+                    if not isinstance(value, (str, int)):
+                        raise _NotFoldable
+                    parts.append(str(value))
+                else:
+                    parts.append(fold(value))
+            return "".join(parts)
+        if isinstance(expr, ast.Subscript):
+            sequence = fold(expr.value)
+            if not isinstance(sequence, (str, bytes, list, tuple)):
+                raise _NotFoldable
+            if isinstance(expr.slice, ast.Slice):
+                bounds = [fold(b) if b is not None else None
+                          for b in (expr.slice.lower, expr.slice.upper, expr.slice.step)]
+                return sequence[slice(*bounds)]
+            return sequence[fold(expr.slice)]
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            return [fold(e) for e in expr.elts]
+        if isinstance(expr, (ast.GeneratorExp, ast.ListComp)) and len(expr.generators) == 1:
+            loop = expr.generators[0]
+            if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name):
+                raise _NotFoldable
+            return [self._fold(expr.elt, depth, dict(env, **{loop.target.id: item}))
+                    for item in self._sequence(fold(loop.iter))]
+        if isinstance(expr, ast.Call):
+            return self._fold_call(expr, fold)
+        raise _NotFoldable
+
+    def _sequence(self, value):
+        if not isinstance(value, (str, bytes, list, tuple)):
+            raise _NotFoldable
+        return list(value)
+
+    def _fold_call(self, call, fold):
+        if call.keywords:
+            raise _NotFoldable
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in _FOLD_BUILTINS \
+                and self.names.is_builtin(func.id):
+            if func.id == "map":
+                if len(call.args) != 2 or not isinstance(call.args[0], ast.Name) \
+                        or call.args[0].id not in ("chr", "ord", "str"):
+                    raise _NotFoldable
+                convert = {"chr": chr, "ord": ord, "str": str}[call.args[0].id]
+                return [convert(v) for v in self._sequence(fold(call.args[1]))]
+            args = [fold(a) for a in call.args]
+            if func.id in ("reversed", "list", "tuple", "sorted"):
+                items = self._sequence(args[0])
+                return items[::-1] if func.id == "reversed" else \
+                    sorted(items) if func.id == "sorted" else items
+            if func.id == "bytes" and len(args) == 2 and args[1] not in _FOLD_ENCODINGS:
+                raise _NotFoldable
+            return {"chr": chr, "ord": ord, "str": str, "bytes": bytes}[func.id](*args)
+        qualname = self.names.resolve(func)
+        if qualname in _FOLD_DECODERS:
+            args = [fold(a) for a in call.args]
+            if qualname.startswith("codecs.") and (len(args) != 2
+                                                   or args[1] not in _FOLD_ENCODINGS):
+                raise _NotFoldable
+            return _FOLD_DECODERS[qualname](*args)
+        if isinstance(func, ast.Attribute) and func.attr in _FOLD_METHODS:
+            receiver = fold(func.value)
+            if not isinstance(receiver, (str, bytes)):
+                raise _NotFoldable
+            args = [fold(a) for a in call.args]
+            if func.attr in ("decode", "encode") and args and args[0] not in _FOLD_ENCODINGS[:5]:
+                raise _NotFoldable
+            if func.attr == "join":
+                args = [self._sequence(args[0])] if len(args) == 1 else args
+            return getattr(receiver, func.attr)(*args)
+        raise _NotFoldable
+
+
 class _Names:
     """Resolves expressions to dotted names through the file's imports.
 
@@ -286,7 +655,9 @@ class _Names:
                 self.local.add(node.id)
             elif isinstance(node, ast.arg):
                 self.local.add(node.arg)
+        self.folder = _Folder(self, *_single_bindings(tree))
         self._add_assignment_aliases(tree)
+        self._add_assignment_aliases(tree)  # a second round for chains: C = torch._C; C._X
 
     def _add_assignment_aliases(self, tree):
         """`sync = torch.cuda.synchronize`, `dt = tl.float16`: names bound only to a module path.
@@ -304,13 +675,27 @@ class _Names:
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name):
                 parts = _dotted_parts(node.value)
-                if parts and parts[0] in self.aliases:
-                    name, resolved = node.targets[0].id, self.resolve(node.value)
-                    candidates.setdefault(name, []).append(resolved)
+                resolved = self.resolve(node.value) if parts and parts[0] in self.aliases \
+                    else self._member_by_folded_name(node.value)
+                if resolved:
+                    candidates.setdefault(node.targets[0].id, []).append(resolved)
         for name, values in candidates.items():
             if name not in self.aliases and name not in ambiguous \
                     and bindings.get(name) == len(values) and len(set(values)) == 1:
                 self.aliases[name] = values[0]
+
+    def _member_by_folded_name(self, expr):
+        """`getattr(torch, "C_"[::-1])` as torch._C: a member of a module fetched by a name
+        the folder can compute; else None."""
+        if not (isinstance(expr, ast.Call) and len(expr.args) in (2, 3) and not expr.keywords
+                and isinstance(expr.func, ast.Name) and expr.func.id == "getattr"
+                and self.is_builtin("getattr")):
+            return None
+        root = _chain_root(expr.args[0])
+        if root is None or root.id not in self.aliases:
+            return None  # only members of what the file imports
+        owner, name = self.resolve(expr.args[0]), self.folder.text(expr.args[1])
+        return f"{owner}.{name}" if owner and name and name.isidentifier() else None
 
     def resolve(self, node):
         """The dotted name of a Name/Attribute chain with its root resolved through imports;
@@ -590,6 +975,323 @@ def _kernel_aliases(tree, kernel_names):
 
 
 # ---------------------------------------------------------------------------------------------
+# Launch hooks: Python that Triton runs inside a launch, where host compute hides from the
+# launch sites a reader (or a profiler's view of forward) looks at
+
+# Calls a hook may make: device queries, dtype facts and allocations, no compute.
+_HOOK_HARMLESS_CALLS = (
+    "torch.cuda.get_device_properties", "torch.cuda.get_device_capability",
+    "torch.cuda.current_device", "torch.cuda.device_count", "torch.cuda.is_available",
+    "torch.cuda.get_device_name", "torch.cuda.current_stream", "torch.cuda.synchronize",
+    "torch.cuda.Event", "torch.finfo", "torch.iinfo", "torch.is_tensor", "torch.is_floating_point",
+    "torch.is_complex", "torch.get_default_dtype", "torch.device", "torch.Size", "torch.empty",
+    "torch.empty_like", "torch.empty_strided", "torch.zeros", "torch.zeros_like",
+    "torch.cuda.is_bf16_supported", "torch.cuda.get_arch_list", "torch.version",
+    "torch.promote_types", "torch.result_type", "torch.can_cast", "numpy.dtype", "numpy.iinfo",
+    "numpy.finfo",
+)
+# Methods a hook may call on a kernel argument: sizes, strides and pointers; and those of the
+# dicts, lists and configs hooks also get, which tensors do not have.
+_HOOK_HARMLESS_METHODS = (
+    "numel", "nelement", "stride", "size", "dim", "ndimension", "element_size", "data_ptr",
+    "is_contiguous", "get_device", "is_floating_point", "is_complex", "storage_offset", "item",
+    "bit_length", "get", "items", "keys", "values", "append", "all_kwargs",
+)
+# A pre-hook that resets an output (for atomics) writes a constant, which is not compute.
+_RESET_METHODS = ("zero_", "fill_")
+_RESET_CONSTANTS = ("math.inf", "math.nan", "numpy.inf", "numpy.nan", "torch.inf", "torch.nan")
+_EXTRACTING_METHODS = _HOST_TRANSFER_METHODS + _NUMPY_VIEW_METHODS
+# Attributes whose assignment writes a tensor's data.
+_TENSOR_DATA_ATTRS = ("data", "grad", "real", "imag")
+
+
+def _is_triton_config(qualname):
+    """triton.Config (also as triton.runtime.Config), or a bare Config from a star import."""
+    return bool(qualname) and qualname.rpartition(".")[2] == "Config" and (
+        qualname == "Config" or qualname.split(".")[0] == "triton")
+
+
+def _argument(call, index, keyword):
+    """A call's argument by keyword, else by position (index None: keyword only); None for an
+    absent argument or a literal None."""
+    value = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if value is None and index is not None and len(call.args) > index:
+        value = call.args[index]
+    return None if value is None or _is_constant(value, None) else value
+
+
+def _module_values(tree):
+    """Module-level names bound exactly once, to the expression they are bound to (`a, b = 1,
+    2` pairs up); a name bound any other way is left out."""
+    values, counts = {}, {}
+    for stmt in _module_level_statements(tree.body):
+        pairs = _assignment_pairs(stmt) or []
+        for target, value in pairs:
+            if isinstance(target, ast.Name):
+                values[target.id] = value
+        for name in _statement_names(stmt):
+            counts[name] = counts.get(name, 0) + 1
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _dict_items(expr, module_values):
+    """(key text, value) pairs of a dict display or dict(...) call, also through a module-level
+    name bound to one."""
+    if isinstance(expr, ast.Name) and expr.id in module_values:
+        expr = module_values[expr.id]
+    if isinstance(expr, ast.Dict):
+        return [(k.value if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                 else _unparse(k) if k is not None else "**", v)
+                for k, v in zip(expr.keys, expr.values)]
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
+        return [(k.arg, k.value) for k in expr.keywords if k.arg]
+    return []
+
+
+def _launch_hook_sites(tree, names):
+    """(expression, how it gets the kernel's arguments, what it is) for every function the file
+    hands Triton to call during a launch. "dict": a dict of the arguments (heuristics values,
+    pre and post hooks, launch_metadata's last parameter); "prune": configs, then such a dict
+    (early_config_prune); "direct": the arguments as parameters (perf_model, pre-run hooks,
+    do_bench)."""
+    module_values = _module_values(tree)
+    sites = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_pre_run_hook":
+            sites += [(arg, "direct", "pre-run hook") for arg in node.args[:1]]
+            continue
+        qualname = names.resolve(node.func)
+        kind = _triton_decorator(qualname)
+        if kind == "heuristics":
+            values = _argument(node, 0, "values")
+            for key, value in _dict_items(values, module_values):
+                sites.append((value, "dict", f"triton.heuristics value for {key}"))
+            sites += _opaque_hooks(values, module_values, "dict", "triton.heuristics values")
+        elif kind == "autotune":
+            for keyword, index, how in (("pre_hook", 5, "dict"), ("post_hook", 6, "dict"),
+                                        ("do_bench", None, "direct")):
+                value = _argument(node, index, keyword)
+                if value is not None:
+                    sites.append((value, how, f"triton.autotune {keyword}"))
+            prune = _argument(node, 2, "prune_configs_by")
+            for key, value in _dict_items(prune, module_values):
+                if key in ("early_config_prune", "perf_model"):
+                    how = "prune" if key == "early_config_prune" else "direct"
+                    sites.append((value, how, f"triton.autotune {key}"))
+            sites += _opaque_hooks(prune, module_values, "direct",
+                                   "triton.autotune prune_configs_by")
+        elif _is_triton_config(qualname):
+            value = _argument(node, 5, "pre_hook")
+            if value is not None:
+                sites.append((value, "dict", "triton.Config pre_hook"))
+        if kind == "jit":  # launch_metadata(grid, kernel, args): runs when launches are hooked
+            value = _argument(node, None, "launch_metadata")
+            if value is not None:
+                sites.append((value, "dict", "triton.jit launch_metadata"))
+    return sites
+
+
+def _opaque_hooks(expr, module_values, how, what):
+    """For hooks handed over in something other than a plain dict (a dict subclass can keep
+    the function a wrapper tries to replace): the container itself, reported as such, and
+    every function named or written inside it, checked as a hook."""
+    if expr is None or _dict_items(expr, module_values):
+        return []
+    inside = [n for n in ast.walk(expr) if isinstance(n, ast.Lambda)
+              or (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))]
+    return [(expr, "opaque", what)] + [(n, how, what) for n in inside]
+
+
+def _named_functions(tree, kernel_ids):
+    """Host functions by name, at any depth: defs, and lambdas bound to a name."""
+    functions = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and id(node) not in kernel_ids:
+            functions.setdefault(node.name, []).append(node)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            for target in _flatten_targets(node.targets):
+                if isinstance(target, ast.Name):
+                    functions.setdefault(target.id, []).append(node.value)
+    return functions
+
+
+def _is_reset_value(names, expr):
+    """A constant an output is reset to: a number, +-inf or nan."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _is_reset_value(names, expr.operand)
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (bool, int, float))
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
+            and expr.func.id == "float" and len(expr.args) == 1:
+        return isinstance(expr.args[0], ast.Constant) and isinstance(expr.args[0].value, str)
+    return names.resolve(expr) in _RESET_CONSTANTS
+
+
+class _HookScope:
+    """Which expressions of a hook hold a kernel argument or part of one: its direct
+    parameters, items of its dict parameters, what is reached from those (slices, `.T`, method
+    results) and local names bound to any of them. `args["n"]` may be an int: it counts, but
+    ints have no methods a hook calls besides harmless ones."""
+
+    def __init__(self, names, direct, dicts, body):
+        self.names = names
+        self.direct, self.dicts, self.bound = set(direct), set(dicts), set()
+        for _ in range(2):  # a name bound from a name bound further down
+            for stmt in body:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Assign) and self.holds_argument(node.value):
+                        self.bound.update(t.id for t in _flatten_targets(node.targets)
+                                          if isinstance(t, ast.Name))
+
+    def holds_argument(self, expr):
+        if isinstance(expr, ast.Name):
+            return expr.id in self.direct or expr.id in self.bound
+        if isinstance(expr, ast.Subscript):
+            return (isinstance(expr.value, ast.Name) and expr.value.id in self.dicts) \
+                or self.holds_argument(expr.value)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr not in _METADATA_ATTRS and self.holds_argument(expr.value)
+        receiver, method = _method(self.names, expr) if isinstance(expr, ast.Call) \
+            else (None, None)
+        return receiver is not None and method not in _HOOK_HARMLESS_METHODS \
+            and self.holds_argument(receiver)
+
+
+class _LaunchHookCheck:
+    """Looks through launch hooks, and the host functions they call (one level), for compute on
+    tensors or arrays and for writes into tensors."""
+
+    def __init__(self, names, functions):
+        self.names, self.functions = names, functions
+        self.observations = []
+        self._checked = set()
+
+    def check_site(self, expr, how, what, resets):
+        if how == "opaque":
+            self._report(expr, what, "are not a plain dict: what Triton will call cannot be "
+                                     "read")
+            return
+        qualname = self.names.resolve(expr)
+        if qualname and qualname.split(".")[0] in ("torch",) + _NUMPY_ROOTS \
+                and not _matches(qualname, _HOOK_HARMLESS_CALLS):
+            self._report(expr, what, f"is {qualname} itself")
+        for function in self._functions_of(expr):
+            self.check(function, how, what, resets)
+
+    def _functions_of(self, expr):
+        if isinstance(expr, ast.Lambda):
+            return [expr]
+        if isinstance(expr, ast.Name):
+            return self.functions.get(expr.id, [])
+        if isinstance(expr, ast.Attribute) and self.names.resolve(expr) is None:
+            return self.functions.get(expr.attr, [])  # self._hook: a method of this file
+        if isinstance(expr, ast.Call):
+            if self.names.resolve(expr.func) == "functools.partial" and expr.args:
+                return self._functions_of(expr.args[0])
+            return self._functions_of(expr.func)  # a factory: the hook it returns is inside
+        return []
+
+    def check(self, function, how, what, resets, via=None):
+        key = (id(function), how, what, resets, via)
+        if key in self._checked:
+            return
+        self._checked.add(key)
+        params = [a.arg for node in ast.walk(function) if isinstance(node, ast.arguments)
+                  for a in node.posonlyargs + node.args + node.kwonlyargs
+                  + [x for x in (node.vararg, node.kwarg) if x is not None]
+                  if a.arg not in ("self", "cls")]
+        positional = _parameter_names(function.args)
+        if how == "direct":
+            direct, dicts = params, ()
+        elif how == "prune":  # early_config_prune(configs, named_args, **kwargs)
+            direct, dicts = (), [p for p in params if not positional or p != positional[0]]
+        else:
+            direct, dicts = (), params
+        body = [function.body] if isinstance(function, ast.Lambda) else function.body
+        scope = _HookScope(self.names, direct, dicts, body)
+        where = f"{what} (in {via})" if via else what
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    self._check_call(node, scope, what, where, resets, via, function)
+                elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    self._check_store(node, scope, where, resets)
+                elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                    self._report(node, where, "multiplies matrices with @")
+
+    def _check_call(self, node, scope, what, where, resets, via, function):
+        if any(k.arg == "out" for k in node.keywords):
+            self._report(node, where, f"writes into a tensor with out= ({_unparse(node.func)})")
+        func = node.func
+        qualname = self.names.resolve(func)
+        root = (qualname or "").split(".")[0]
+        if root in ("torch",) + _NUMPY_ROOTS and not _matches(qualname, _HOOK_HARMLESS_CALLS):
+            self._report(node, where, f"calls {qualname}()")
+        elif root == "math" and any(_extracts_data(self.names, a) for a in node.args):
+            self._report(node, where, f"calls {qualname}() on tensor data")
+        elif _method(self.names, node)[0] is not None and qualname is None:
+            receiver, method = _method(self.names, node)
+            if method is None:
+                if scope.holds_argument(receiver):
+                    self._report(node, where, "calls a method fetched by a computed name on a "
+                                              "kernel argument")
+                return
+            if method in _RESET_METHODS and resets and (
+                    (method == "zero_" and not node.args)
+                    or (method == "fill_" and len(node.args) == 1
+                        and _is_reset_value(self.names, node.args[0]))):
+                return
+            if method.endswith("_") and not method.startswith("_"):
+                self._report(node, where, f"writes into a tensor with .{method}()")
+            elif method not in _HOOK_HARMLESS_METHODS and scope.holds_argument(receiver):
+                self._report(node, where, f"calls .{method}() on a kernel argument")
+        elif isinstance(func, ast.Name) and via is None and func.id in self.functions:
+            for callee in self.functions[func.id]:
+                if callee is not function:
+                    self.check(callee, "direct", what, resets, via=func.id)
+
+    def _check_store(self, node, scope, where, resets):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in _flatten_targets(targets):
+            if isinstance(node, ast.AugAssign) and scope.holds_argument(target):
+                self._report(node, where, "writes into a tensor with an in-place operator on "
+                                          f"{_unparse(target)}")
+            elif isinstance(target, ast.Subscript) and scope.holds_argument(target.value):
+                if not (resets and isinstance(node, ast.Assign)
+                        and _is_reset_value(self.names, node.value)):
+                    self._report(node, where, f"writes into a tensor with {_unparse(target)} =")
+            elif isinstance(target, ast.Attribute) and target.attr in _TENSOR_DATA_ATTRS \
+                    and scope.holds_argument(target.value):
+                # Other attributes are the argument's settings (a TensorDescriptor's
+                # block_shape, set by the tutorials' pre-hooks).
+                self._report(node, where, f"sets {_unparse(target)} of a kernel argument")
+
+    def _report(self, node, where, what):
+        self.observations.append({"kind": "launch_hook_compute",
+                                  "line": getattr(node, "lineno", 1),
+                                  "detail": f"{where} {what}"})
+
+
+def _extracts_data(names, expr):
+    """Whether an expression reads tensor data into Python (`.item()`, `.tolist()`, a NumPy
+    view): math compute on it is compute on the tensor."""
+    return any(isinstance(n, ast.Call) and _method(names, n)[1] in _EXTRACTING_METHODS
+               for n in ast.walk(expr))
+
+
+def _launch_hook_observations(tree, names, kernels):
+    kernel_ids = {id(k.function) for k in kernels if k.function is not None}
+    checker = _LaunchHookCheck(names, _named_functions(tree, kernel_ids))
+    for expr, how, what in _launch_hook_sites(tree, names):
+        resets = what.endswith("pre_hook") or what == "pre-run hook"
+        checker.check_site(expr, how, what, resets)
+    return checker.observations
+
+
+# ---------------------------------------------------------------------------------------------
 # Observations
 
 
@@ -671,11 +1373,99 @@ def _cache_key_kind(key, params=frozenset(), local_keys=None):
 
 
 class _Frame:
-    """A scope the visitor is in: a class body, a function, or a Triton kernel."""
+    """A scope the visitor is in: a class body, a function, or a Triton kernel. A function's
+    local names bound to NumPy arrays, to tensor data read into Python, or to storages are
+    filled in when the visitor enters it."""
 
-    def __init__(self, kind, name, params=(), local_keys=None):
+    def __init__(self, kind, name, params=(), local_keys=None, node=None):
         self.kind, self.name, self.params = kind, name, frozenset(params)
         self.local_keys = local_keys or {}
+        self.node = node
+        self.arrays, self.data, self.storages = set(), set(), set()
+
+
+# ---------------------------------------------------------------------------------------------
+# What ModelNew reaches
+
+# With these the file can reach a function by a computed name, so every function counts.
+_DYNAMIC_LOOKUP_BUILTINS = ("globals", "vars", "locals", "eval", "exec", "compile",
+                            "__import__")
+_DYNAMIC_LOOKUP_NAMES = ("sys.modules", "importlib", "runpy", "inspect", "gc", "builtins")
+
+
+def _statement_names(stmt):
+    """Names a module-level statement binds, without looking into function or class bodies."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in stmt.items if item.optional_vars]
+    else:
+        targets = []
+    return {t.id for t in _flatten_targets(targets) if isinstance(t, ast.Name)}
+
+
+def _statement_parts(stmt):
+    """What of a module-level statement runs as part of it: a compound statement's header (its
+    body's statements come separately from _module_level_statements), else the statement."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        return [h.type for h in stmt.handlers if h.type is not None]
+    return [stmt]
+
+
+def _looks_up_names_dynamically(tree, names):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in _DYNAMIC_LOOKUP_BUILTINS and names.is_builtin(node.id):
+                return True
+            if _matches(names.resolve(node) or "", _DYNAMIC_LOOKUP_NAMES):
+                return True
+        elif isinstance(node, ast.Attribute) and node.attr == "modules" \
+                and names.resolve(node) == "sys.modules":
+            return True
+    return False
+
+
+def _model_new_reach(tree, model_new, names):
+    """ids of the functions and lambdas that ModelNew can run: its methods, the functions and
+    classes they name, what those name, and so on. Module-level code counts as reached (it runs
+    at import and may file functions away: `HOOKS.append(f)`), and so do functions and classes
+    with decorators other than Triton's. None where every function must count: there is no
+    ModelNew, or the file looks names up by computed strings."""
+    if model_new is None or _looks_up_names_dynamically(tree, names):
+        return None
+    owners, pending = {}, [model_new]
+    for stmt in _module_level_statements(tree.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            owners.setdefault(stmt.name, []).append(stmt)
+            if any(_decorator_kind(names, d) is None for d in stmt.decorator_list):
+                pending.append(stmt)
+        else:
+            pending.extend(_statement_parts(stmt))
+    seen, reached = set(), set()
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for part in _statement_parts(node) if isinstance(node, ast.stmt) else [node]:
+            for sub in ast.walk(part):
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    reached.add(id(sub))
+                elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    pending.extend(o for o in owners.get(sub.id, ()) if id(o) not in seen)
+    return reached
 
 
 def _local_cache_keys(body):
@@ -689,6 +1479,18 @@ def _local_cache_keys(body):
                 if kind:
                     keys[node.targets[0].id] = kind
     return keys
+
+
+def _own_nodes(body):
+    """The nodes of a body of statements (or an expression), without those of the functions,
+    lambdas and classes defined in it."""
+    pending = list(body)[::-1]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(child for child in reversed(list(ast.iter_child_nodes(node)))
+                       if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                 ast.Lambda, ast.ClassDef)))
 
 
 def _parameter_names(args):
@@ -705,8 +1507,10 @@ class _CandidateVisitor(ast.NodeVisitor):
     """
 
     def __init__(self, names, kernels, kernel_aliases, model_new, reference_stem,
-                 module_globals):
+                 module_globals, reach=None, depth=0):
         self.names = names
+        self.depth = depth  # how deep in code held in strings this file is
+        self.reach = reach  # ids of the functions ModelNew reaches; None: all of them
         self.kernels = {k.name for k in kernels}
         self.kernel_function_ids = {id(k.function) for k in kernels if k.function is not None}
         self.kernel_aliases = kernel_aliases
@@ -719,6 +1523,14 @@ class _CandidateVisitor(ast.NodeVisitor):
         self.observations = []
         self.launches = []
         self._judged = set()  # ids of chain nodes already judged as part of a longer name
+        # Bound anywhere in the file (flow-insensitive, like _Names): module-level names and
+        # `self.` attributes holding NumPy arrays, and names and attributes holding in-memory
+        # files.
+        self.array_globals, self.array_attrs, self.in_memory_files = set(), set(), set()
+        # _is_array by node id, for the current frame and bindings: a chain of calls asks
+        # about each of its links.
+        self._array_memo = {}
+        self._bound_values = {}  # id(function node) -> its frame's arrays, data, storages
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -731,6 +1543,11 @@ class _CandidateVisitor(ast.NodeVisitor):
 
     def _in_host_function(self):
         return not self._in_kernel() and any(f.kind == "function" for f in self.frames)
+
+    def _in_reached_host_code(self):
+        """In a host function that ModelNew can run (see _model_new_reach)."""
+        return self._in_host_function() and (self.reach is None or any(
+            f.node is not None and id(f.node) in self.reach for f in self.frames))
 
     def _in_model_new(self):
         return bool(self.frames) and self.frames[0].kind == "class" \
@@ -750,17 +1567,195 @@ class _CandidateVisitor(ast.NodeVisitor):
 
     def _with_frame(self, frame, nodes):
         self.frames.append(frame)
+        self._array_memo.clear()
         try:
+            if frame.kind == "function":
+                bound = self._bound_values.get(id(frame.node))
+                if bound:  # filled in before the walk (_bind_file_values)
+                    frame.arrays, frame.data, frame.storages = bound
+                else:
+                    self._bind_local_values(frame, nodes)
             for node in nodes:
                 self.visit(node)
         finally:
             self.frames.pop()
+            self._array_memo.clear()
+
+    def _bind_local_values(self, frame, body):
+        """Fill in a function's names bound to storages, NumPy arrays or tensor data read into
+        Python (assigned, or looped over such data), and note the `self.` attributes and names
+        it binds to arrays or in-memory files. Functions defined inside get their own frames
+        and see these through _bound_to."""
+        for _ in range(2):  # a name bound from a name bound further down
+            for node in _own_nodes(body):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) \
+                        and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    self._bind_value(frame, list(_flatten_targets(targets)), node.value)
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) \
+                        and self._iterates_data(node.iter):
+                    frame.data.update(t.id for t in _flatten_targets([node.target])
+                                      if isinstance(t, ast.Name))
+
+    def _bound_to(self, name, values):
+        """Whether the current function, or one it is defined in, binds `name` in its set
+        `values` ("arrays", "data" or "storages")."""
+        frames = [f for f in self.frames if f.kind == "function"] or [self._function_frame()]
+        return any(name in getattr(f, values) for f in frames)
+
+    def _bind_value(self, frame, targets, value):
+        local = {t.id for t in targets if isinstance(t, ast.Name)}
+        attrs = {t.attr for t in targets if isinstance(t, ast.Attribute)
+                 and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        self._array_memo.clear()  # what is an array may change with this binding
+        if self._is_storage(value):
+            frame.storages |= local
+        elif self._is_array(value):
+            frame.arrays |= local
+            self.array_attrs |= attrs
+        elif self._holds_data(value):
+            frame.data |= local
+        elif isinstance(value, ast.Call) and self.names.resolve(value.func) in _IN_MEMORY_FILES:
+            self.in_memory_files |= local | attrs
+
+    def _bind_file_values(self, module):
+        """Module-level names bound to NumPy arrays or in-memory files, and the `self.`
+        attributes any function binds to them, before the walk: a use may come first."""
+        module_frame = _Frame("module", "")
+        self.array_globals = module_frame.arrays
+        functions = [n for n in ast.walk(module) if isinstance(n, (ast.FunctionDef,
+                     ast.AsyncFunctionDef, ast.Lambda)) and id(n) not in self.kernel_function_ids]
+        for _ in range(2):  # values passed between methods through `self.`
+            self._array_memo.clear()
+            for stmt in _module_level_statements(module.body):
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    self._bind_value(module_frame, list(_flatten_targets(targets)), stmt.value)
+            for function in functions:
+                frame = _Frame("function", "", _parameter_names(function.args), node=function)
+                body = [function.body] if isinstance(function, ast.Lambda) else function.body
+                self.frames = [frame]
+                self._array_memo.clear()
+                try:
+                    self._bind_local_values(frame, body)
+                finally:
+                    self.frames = []
+                    self._array_memo.clear()
+                self._bound_values[id(function)] = (frame.arrays, frame.data, frame.storages)
+
+    # -- values --------------------------------------------------------------------------------
+
+    def _is_storage(self, expr):
+        """`x.untyped_storage()`, `x.storage()`, or a local name bound to one."""
+        if isinstance(expr, ast.Name):
+            return self._bound_to(expr.id, "storages")
+        return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+            and expr.func.attr in _STORAGE_METHODS and not expr.args
+
+    def _is_array(self, expr):
+        """A NumPy array: what a NumPy or SciPy call or `.numpy()` returns, a name or `self.`
+        attribute bound to one, and what is reached from one (`a.T`, `a[0]`, `a * 2`)."""
+        key = id(expr)
+        if key not in self._array_memo:
+            self._array_memo[key] = self._find_array(expr)
+        return self._array_memo[key]
+
+    def _find_array(self, expr):
+        if isinstance(expr, ast.Name):
+            return self._bound_to(expr.id, "arrays") or expr.id in self.array_globals
+        if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+                return expr.attr in self.array_attrs
+            return expr.attr not in _METADATA_ATTRS and self._is_array(expr.value)
+        if isinstance(expr, ast.Subscript):
+            return self._is_array(expr.value)
+        if isinstance(expr, ast.BinOp):
+            return self._is_array(expr.left) or self._is_array(expr.right)
+        if isinstance(expr, ast.Call):
+            qualname = self.names.resolve(expr.func)
+            if _is_numpy_view(self.names, expr, qualname):
+                return True
+            receiver = _method(self.names, expr)[0]
+            if receiver is not None and self._is_array(receiver):
+                return True
+            return _is_numpy_name(qualname) and not self._numpy_bookkeeping(expr, qualname)
+        return False
+
+    def _holds_data(self, expr):
+        """Whether an expression holds tensor data: read into Python (`.item()`, `.tolist()`,
+        names bound to such data or looping over it) or in a NumPy array. One look at each
+        node (_is_data_source), so deep expressions cost no more than their size."""
+        return any(self._is_data_source(node) for node in ast.walk(expr))
+
+    def _is_data_source(self, node):
+        """A node that by itself holds tensor data or an array, whatever it contains."""
+        if isinstance(node, ast.Name):
+            return self._bound_to(node.id, "data") or self._bound_to(node.id, "arrays") \
+                or node.id in self.array_globals
+        if isinstance(node, ast.Attribute):
+            return isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and node.attr in self.array_attrs
+        if isinstance(node, ast.Call):
+            if _method(self.names, node)[1] in _EXTRACTING_METHODS and not node.args:
+                return True
+            qualname = self.names.resolve(node.func)
+            return _is_numpy_view(self.names, node, qualname) or (
+                _is_numpy_name(qualname) and qualname.rpartition(".")[2] not in
+                _MATH_SHAPE_HELPERS + _NUMPY_SCALARS + _NUMPY_METADATA)
+        return False
+
+    def _may_hold_tensor(self, expr):
+        """Whether an expression may be a tensor or tensor data: it holds data, or reaches a
+        parameter other than through its sizes (`x.shape`, `x.numel()`, `len(x)`)."""
+        if self._is_data_source(expr):
+            return True
+        if isinstance(expr, ast.Name):
+            return expr.id in self._params()
+        if isinstance(expr, ast.Attribute):
+            return expr.attr not in _METADATA_ATTRS and self._may_hold_tensor(expr.value)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _SIZE_METHODS:
+                return False
+            if isinstance(func, ast.Name) and func.id in _SIZE_BUILTINS:
+                return False
+            parts = list(expr.args) + [k.value for k in expr.keywords]
+            if isinstance(func, ast.Attribute):
+                parts.append(func.value)
+            return any(self._may_hold_tensor(p) for p in parts)
+        return any(self._may_hold_tensor(c) for c in ast.iter_child_nodes(expr)
+                   if isinstance(c, ast.expr))
+
+    def _iterates_data(self, iterable):
+        return self._is_storage(iterable) or self._may_hold_tensor(iterable)
+
+    def _numpy_bookkeeping(self, call, qualname):
+        """NumPy dtype facts, and its shape helpers and scalar constructors on values that are
+        no tensor data (`np.prod(x.shape)`, `np.float32(0.5)`)."""
+        root, _, leaf = qualname.partition(".")
+        if root != "numpy" or "." in leaf:
+            return False
+        if leaf in _NUMPY_METADATA:
+            return True
+        values = list(call.args) + [k.value for k in call.keywords]
+        return leaf in _MATH_SHAPE_HELPERS + _NUMPY_SCALARS \
+            and not any(self._may_hold_tensor(v) for v in values)
+
+    def _is_in_memory_file(self, expr):
+        if isinstance(expr, ast.Call):
+            return self.names.resolve(expr.func) in _IN_MEMORY_FILES
+        if isinstance(expr, ast.Attribute):
+            return isinstance(expr.value, ast.Name) and expr.value.id == "self" \
+                and expr.attr in self.in_memory_files
+        return isinstance(expr, ast.Name) and expr.id in self.in_memory_files
 
     # -- scopes --------------------------------------------------------------------------------
 
     def visit_Module(self, node):
         self.local_classes = {s.name: s for s in _module_level_statements(node.body)
                               if isinstance(s, ast.ClassDef)}
+        self._bind_file_values(node)
+        self._check_sensitive_strings(node)
         self.compensated_dots = _compensated_products(node)
         self.compensated_casts = _compensated_splits(node, self.names) \
             if self.compensated_dots else set()
@@ -785,14 +1780,14 @@ class _CandidateVisitor(ast.NodeVisitor):
             frame = _Frame("kernel", node.name)
         else:
             frame = _Frame("function", node.name, _parameter_names(node.args),
-                           _local_cache_keys(node.body))
+                           _local_cache_keys(node.body), node)
         self._with_frame(frame, node.body)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node):
         self.visit(node.args)
-        self._with_frame(_Frame("function", "<lambda>", _parameter_names(node.args)),
+        self._with_frame(_Frame("function", "<lambda>", _parameter_names(node.args), node=node),
                          [node.body])
 
     # -- statements ----------------------------------------------------------------------------
@@ -854,7 +1849,20 @@ class _CandidateVisitor(ast.NodeVisitor):
             self.observe("introspection", node, f"attribute {node.attr} accessed")
         if node.attr in _SUBCLASS_FACTORIES:
             self.observe("tensor_subclass", node, f"{node.attr} used")
+        if node.attr in _RAW_BYTES_ATTRS:
+            self.observe("raw_bytes", node, f"attribute {node.attr} accessed")
+        if node.attr == "__dict__" and _matches(self.names.resolve(node.value) or "",
+                                                _WATCHED_NAMESPACES):
+            self.observe("introspection", node, f"the members of "
+                                                f"{self.names.resolve(node.value)} are listed")
         qualname = self.names.resolve(node)
+        if node.attr in _TORCH_INTERNAL_ATTRS and qualname is None \
+                and getattr(_chain_root(node), "id", None) not in ("self", "cls"):
+            # `__import__("torch")._C`, `sys.modules["torch"]._C`: a receiver the stage cannot
+            # name (torch's own names are judged with the chain below; `self._C` is the
+            # candidate's own attribute).
+            self.observe("torch_internals", node,
+                         f"attribute {node.attr} of {_unparse(node.value)}")
         if qualname is not None and id(node) not in self._judged:
             # The whole chain is judged by its longest name; its prefixes are not judged again.
             inner = node.value
@@ -870,8 +1878,15 @@ class _CandidateVisitor(ast.NodeVisitor):
         kernel = self._kernel_of(node.value)
         if kernel and isinstance(node.ctx, ast.Load):
             self.launches.append({"kernel": kernel, "line": node.lineno})
-        if not isinstance(node.ctx, ast.Load) and self.names.resolve(node.value) == "sys.modules":
-            self._judged.add(id(node.value))  # reported as tampering below, not as a read
+        if self.names.resolve(node.value) == "sys.modules":
+            if not isinstance(node.ctx, ast.Load):
+                self._judged.add(id(node.value))  # reported as tampering below, not as a read
+            self._check_module_string(node, node.slice, "sys.modules[...]")
+        if isinstance(node.ctx, ast.Load):
+            self._check_member(node)
+            if self._is_storage(node.value) and self._in_reached_host_code():
+                self.observe("raw_bytes", node, f"indexing a storage reads tensor bytes in "
+                                                f"{self._where()}")
         self._check_cache_access(node, node.value, node.slice, with_inputs=False)
         self._check_namespace_dict_store(node)
         self.generic_visit(node)
@@ -883,6 +1898,29 @@ class _CandidateVisitor(ast.NodeVisitor):
                 self._check_cache_access(node, right, left)
             elif isinstance(op, (ast.Is, ast.IsNot)):
                 self._check_identity_cache(node, left, right)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and self.depth < _MAX_CODE_IN_STRINGS_DEPTH:
+            for obs in _code_in_string_observations(node.value, self.depth + 1):
+                self.observations.append({
+                    "kind": obs["kind"], "line": getattr(node, "lineno", 1) + obs["line"] - 1,
+                    "detail": f"code in a string: {obs['detail']}"})
+
+    def visit_BinOp(self, node):
+        if self._in_reached_host_code() and (self._is_array(node.left)
+                                             or self._is_array(node.right)):
+            self.observe("numpy_compute", node, f"arithmetic on a NumPy array in {self._where()}")
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        self._check_storage_loop(node.iter)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension(self, node):
+        self._check_storage_loop(node.iter)
         self.generic_visit(node)
 
     def visit_Call(self, node):
@@ -900,6 +1938,15 @@ class _CandidateVisitor(ast.NodeVisitor):
                 self.observe("timer_patch", node, f"sys.modules.{func.attr}() call")
         qualname = self.names.resolve(func)
         self._check_host_compute(node, qualname)
+        self._check_raw_bytes(node, qualname)
+        self._check_member(node)
+        self._check_namespace_listing(node, qualname)
+        if node.args and (qualname in _IMPORT_FUNCTIONS or (
+                qualname == "__import__" and self.names.is_builtin("__import__"))):
+            self._check_module_string(node, node.args[0], qualname)
+        if isinstance(func, ast.Attribute) and func.attr == "get" and node.args \
+                and self.names.resolve(func.value) == "sys.modules":
+            self._check_module_string(node, node.args[0], "sys.modules.get")
         self._check_casts(node, qualname)
         self._check_setattr(node, qualname)
         self._check_dynamic_import(node, qualname)
@@ -952,6 +1999,8 @@ class _CandidateVisitor(ast.NodeVisitor):
                 self.observe(kind, node, detail)
         if module.startswith(_PROCESS_PREFIXES):
             self.observe("process_or_network", node, detail)
+        if _is_torch_internal(module):
+            self.observe("torch_internals", node, detail)
         stem = self.reference_stem
         if stem and (stem in module.lstrip(".").split(".")):
             self.observe("reference_model_use", node, f"{detail}: imports the reference file")
@@ -972,6 +2021,22 @@ class _CandidateVisitor(ast.NodeVisitor):
         if _matches(qualname, _INTROSPECTION) or (
                 qualname in _DYNAMIC_CODE_BUILTINS and self.names.is_builtin(qualname)):
             self.observe("introspection", node, f"{qualname} used")
+        parts = qualname.split(".")
+        if len(parts) > 1 and parts[0] in _PRIVATE_FRAME_NAMESPACES \
+                and parts[1].startswith("_") and not parts[1].startswith("__"):
+            self.observe("introspection", node, f"{qualname} used")
+        if len(parts) == 3 and parts[:2] == ["sys", "path"] and parts[2] in _LIST_MUTATORS:
+            self.observe("introspection", node, f"{qualname}() changes where imports come from")
+        if _is_torch_internal(qualname):
+            self.observe("torch_internals", node, f"{qualname} used")
+        if qualname in _BYTE_VIEWS and (qualname != "memoryview"
+                                        or self.names.is_builtin("memoryview")):
+            self.observe("raw_bytes", node, f"{qualname} used")
+        root = _chain_root(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if _matches(qualname, _RAW_BYTES_MODULES) and (root is None
+                                                      or root.id in self.names.aliases):
+            # Only an imported module: a bare `array` from a star import is NumPy's.
+            self.observe("raw_bytes", node, f"{qualname} used")
 
     def _check_assignment(self, targets, value, verb):
         for target in _flatten_targets(targets):
@@ -979,13 +2044,30 @@ class _CandidateVisitor(ast.NodeVisitor):
                 qualname = self.names.resolve(target)
                 if _is_harness_name(qualname):
                     self.observe("timer_patch", target, f"{qualname} {verb}")
+                if qualname == "sys.path":
+                    self.observe("introspection", target, f"sys.path {verb}")
                 self._check_precision_flag(target, target.attr, value)
                 self._check_pointer_stored(target, value)
             elif isinstance(target, ast.Subscript):
-                if self.names.resolve(target.value) == "sys.modules":
+                owner = self.names.resolve(target.value)
+                if owner == "sys.modules":
                     self.observe("timer_patch", target, f"sys.modules[...] {verb}")
+                elif owner == "sys.path":
+                    self.observe("introspection", target, f"sys.path[...] {verb}")
             elif isinstance(target, ast.Name) and target.id in _SUBCLASS_HOOKS:
                 self.observe("tensor_subclass", target, f"{target.id} assigned")
+            self._check_array_store(target, verb)
+
+    def _check_array_store(self, target, verb):
+        """`a[...] = v`, `a += v` on a NumPy array: NumPy computes, unseen by the profiler."""
+        if verb == "deleted" or not self._in_reached_host_code():
+            return
+        if isinstance(target, ast.Subscript) and self._is_array(target.value):
+            self.observe("numpy_compute", target, f"{_unparse(target.value)}[...] {verb} (a "
+                                                  f"NumPy array) in {self._where()}")
+        elif verb == "modified" and self._is_array(target):
+            self.observe("numpy_compute", target, f"{_unparse(target)} (a NumPy array) "
+                                                  f"modified in place in {self._where()}")
 
     def _check_precision_flag(self, node, attr, value):
         if attr in _REDUCED_PRECISION_FLAGS and _is_constant(value, True):
@@ -1042,16 +2124,163 @@ class _CandidateVisitor(ast.NodeVisitor):
                     return
 
     def _check_host_compute(self, node, qualname):
-        if not self._in_host_function():
+        """In code ModelNew reaches: NumPy and SciPy compute, NumPy views of tensors and what
+        is done with them, math on tensor data (numpy_compute); tensor data read into Python
+        (host_transfer: a scalar for a grid is honest, so that is evidence only)."""
+        if not self._in_reached_host_code():
             return
+        func, where = node.func, self._where()
+        receiver, method = _method(self.names, node)
+        if _is_numpy_view(self.names, node, qualname):
+            self.observe("numpy_compute", node, f"{_unparse(func)}() makes a NumPy array of "
+                                                f"tensor data in {where}")
+        elif method in _HOST_TRANSFER_METHODS and not node.args:
+            if not self._is_storage(receiver):  # a storage's elements are its bytes
+                self.observe("host_transfer", node, f".{method}() call in {where}")
+        elif receiver is not None and self._is_array(receiver):
+            self.observe("numpy_compute", node, f".{method or '<computed>'}() on a NumPy array "
+                                                f"in {where}")
+        elif _is_numpy_name(qualname):
+            if not self._numpy_bookkeeping(node, qualname):
+                self.observe("numpy_compute", node, f"{qualname}() call in {where}")
+        elif (qualname or "").startswith("math.") and qualname[5:] not in _MATH_SHAPE_HELPERS \
+                and any(self._holds_data(a) for a in node.args):
+            # math takes one Python number at a time: compute on tensor data needs the data
+            # read out first (`.tolist()`, `.item()`, a loop over the tensor).
+            self.observe("numpy_compute", node, f"{qualname}() on tensor data in {where}")
+
+    def _check_raw_bytes(self, node, qualname):
+        """Tensor bytes reached from Python in code ModelNew reaches: a storage's elements,
+        bytes()/memoryview() of a tensor, storage or array, torch.save into memory, copies of
+        storages. (Byte modules and the pickling protocol are judged with names.)"""
+        if not self._in_reached_host_code():
+            return
+        func, where = node.func, self._where()
+        builtin = func.id if isinstance(func, ast.Name) and self.names.is_builtin(func.id) \
+            else None
+        if isinstance(func, ast.Attribute) and func.attr in ("tolist", "__getitem__", "__iter__") \
+                and self._is_storage(func.value):
+            self.observe("raw_bytes", node, f"storage .{func.attr}() reads tensor bytes in "
+                                            f"{where}")
+        if builtin in _BYTE_BUILTINS and len(node.args) == 1 and not node.keywords \
+                and not _is_text(node.args[0]):
+            self.observe("raw_bytes", node, f"{builtin}({_unparse(node.args[0])}) in {where}")
+        elif (builtin in _ITERATING_BUILTINS or qualname in ("copy.copy", "copy.deepcopy")) \
+                and any(self._is_storage(a) for a in node.args):
+            self.observe("raw_bytes", node, f"{builtin or qualname}() of a storage in {where}")
+        if qualname == "torch.frombuffer":
+            self.observe("raw_bytes", node, f"torch.frombuffer() makes a tensor over Python "
+                                            f"bytes in {where}")
+        if qualname in ("torch.save", "torch.load") and any(
+                self._is_in_memory_file(a) for a in list(node.args) + [k.value for k in
+                                                                        node.keywords]):
+            self.observe("raw_bytes", node, f"{qualname}() through an in-memory file in {where}")
+
+    def _check_storage_loop(self, iterable):
+        if self._is_storage(iterable) and self._in_reached_host_code():
+            self.observe("raw_bytes", iterable, f"a loop over a storage reads tensor bytes in "
+                                                f"{self._where()}")
+
+    def _member_by_name(self, node):
+        """(owner, name expression) for a member reached by a string: getattr(owner, name),
+        owner.__getattribute__(name), object.__getattribute__(owner, name),
+        owner.__dict__[name], owner.__dict__.get(name), vars(owner)[name]; else None."""
+        if isinstance(node, ast.Subscript):
+            owner = node.value
+            if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+                return owner.value, node.slice
+            if isinstance(owner, ast.Call) and len(owner.args) == 1 \
+                    and self.names.resolve(owner.func) in ("vars", "builtins.vars"):
+                return owner.args[0], node.slice
+            return None
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _HOST_TRANSFER_METHODS \
-                and not node.args:
-            self.observe("numpy_compute", node, f".{func.attr}() call in {self._where()}")
-        elif qualname and _matches(qualname, _FOREIGN_COMPUTE_ROOTS):
-            if qualname.startswith("math.") and qualname[5:] in _MATH_SHAPE_HELPERS:
+        qualname = self.names.resolve(func)
+        if qualname in _MEMBER_FUNCTIONS and len(node.args) >= 2:
+            return node.args[0], node.args[1]
+        if isinstance(func, ast.Attribute) and len(node.args) == 1:
+            if func.attr == "__getattribute__":
+                return func.value, node.args[0]
+            if func.attr == "get" and isinstance(func.value, ast.Attribute) \
+                    and func.value.attr == "__dict__":
+                return func.value.value, node.args[0]
+        return None
+
+    def _check_member(self, node):
+        """A member reached by name is judged like the attribute: `getattr(torch, "_C")` is
+        torch._C, `getattr(frame, "f" + "_back")` walks frames. A name the folder cannot
+        compute is judged by its owner: a computed name on a watched module, or one built from
+        literals by means the folder does not follow, is hiding what it fetches."""
+        found = self._member_by_name(node)
+        if not found:
+            return
+        owner, name_expr = found
+        name = self.names.folder.text(name_expr)
+        owner_name = self.names.resolve(owner)
+        if name is None:
+            self._check_computed_member(node, owner_name, name_expr)
+            return
+        how = f"{name} reached by name"
+        if name in _INTROSPECTION_ATTRS:
+            self.observe("introspection", node, how)
+        if name in _RAW_BYTES_ATTRS:
+            self.observe("raw_bytes", node, how)
+        if name in _NUMPY_VIEW_METHODS and self._in_reached_host_code():
+            self.observe("numpy_compute", node, f"{name} fetched by name makes a NumPy array "
+                                                f"of tensor data in {self._where()}")
+        if owner_name:
+            self._check_reference(node, f"{owner_name}.{name}")
+            if _is_numpy_name(owner_name) and name not in _NUMPY_METADATA:
+                self.observe("numpy_compute", node, f"{owner_name}.{name} fetched by name")
+        elif name in _TORCH_INTERNAL_ATTRS:
+            self.observe("torch_internals", node, f"{how} on {_unparse(owner)}")
+
+    def _check_computed_member(self, node, owner_name, name_expr):
+        for kind, modules in _COMPUTED_NAME_OWNERS:
+            if owner_name and _matches(owner_name, modules):
+                self.observe(kind, node, f"a member of {owner_name} fetched by a computed "
+                                         f"name ({_unparse(name_expr)})")
                 return
-            self.observe("numpy_compute", node, f"{qualname}() call in {self._where()}")
+        if _built_from_literals(self.names, name_expr):
+            self.observe("introspection", node, f"a member fetched by a name built from "
+                                                f"literals ({_unparse(name_expr)})")
+
+    def _check_sensitive_strings(self, tree):
+        """Strings that name something the stage watches, however they are built (folded
+        from the outside in) and however the name then reaches getattr: a helper,
+        functools.reduce, operator.attrgetter."""
+        pending = [tree]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Subscript,
+                                 ast.Call)):
+                text = self.names.folder.text(node)
+                if text is not None:
+                    kind = _sensitive_string_kind(text)
+                    if kind:
+                        self.observe(kind, node, f"the string {text!r} spells a watched name")
+                    continue  # its parts are folded with it
+            pending.extend(ast.iter_child_nodes(node))
+
+    def _check_namespace_listing(self, node, qualname):
+        """dir(torch), vars(sys), torch.__dict__: listing a watched module's members, the way
+        to a name no string in the file spells."""
+        owner = None
+        if qualname in ("dir", "vars", "builtins.dir", "builtins.vars") and len(node.args) == 1:
+            owner = self.names.resolve(node.args[0])
+        if owner and _matches(owner, _WATCHED_NAMESPACES):
+            self.observe("introspection", node, f"the members of {owner} are listed")
+
+    def _check_module_string(self, node, expr, how):
+        """importlib.import_module("torch._C"), sys.modules["pickle"]: a module named by a
+        string is judged like an import of it."""
+        module = self.names.folder.text(expr)
+        if module is None:
+            return
+        detail = f"{how}({module!r})"
+        if _is_torch_internal(module):
+            self.observe("torch_internals", node, detail)
+        if _matches(module, _RAW_BYTES_MODULES):
+            self.observe("raw_bytes", node, detail)
 
     def _check_casts(self, node, qualname):
         if id(node) in self.compensated_casts:
@@ -1198,6 +2427,14 @@ def _flatten_targets(targets):
             yield from _flatten_targets([target.value])
         else:
             yield target
+
+
+def _is_text(expr):
+    """A string or number, not data: `bytes("abc", ...)`, `bytes(f"{n}")`, `bytes(str(n))`."""
+    if isinstance(expr, (ast.Constant, ast.JoinedStr)):
+        return True
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
+        and expr.func.id in ("str", "repr", "format")
 
 
 def _unparse_args(call):
@@ -1374,7 +2611,30 @@ def _remainder_of(node, names):
     return None
 
 
-def _analyse_candidate(tree, reference_stem, facts):
+_MAX_CODE_IN_STRINGS_DEPTH = 2
+_MAX_CODE_IN_STRING = 200000  # characters: a longer string is not parsed
+
+
+def _code_in_string_observations(text, depth):
+    """The observations of Python code held in a string (written to a file and imported, or
+    run by compile/exec): a string that parses as a module with a statement other than a bare
+    expression (prose does not), on one line only an import (`"x=y"` is a setting, not code).
+    The string is parsed, never run."""
+    if len(text) > _MAX_CODE_IN_STRING or len(text.strip()) < 6:
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    code = (ast.Import, ast.ImportFrom) if "\n" not in text.strip() else ast.stmt
+    if not any(isinstance(stmt, code) and not isinstance(stmt, ast.Expr) for stmt in tree.body):
+        return []
+    facts = {"observations": []}
+    _analyse_candidate(tree, None, facts, depth)
+    return facts["observations"]
+
+
+def _analyse_candidate(tree, reference_stem, facts, depth=0):
     names = _Names(tree)
     model_new = _last_definition(tree.body, ast.ClassDef, "ModelNew")
     if model_new is not None:
@@ -1384,10 +2644,12 @@ def _analyse_candidate(tree, reference_stem, facts):
     kernels = _find_kernels(tree, names)
     facts["kernels"] = [k.fact() for k in kernels]
     visitor = _CandidateVisitor(names, kernels, _kernel_aliases(tree, {k.name for k in kernels}),
-                                model_new, reference_stem, _module_globals(tree))
+                                model_new, reference_stem, _module_globals(tree),
+                                _model_new_reach(tree, model_new, names), depth)
     visitor.visit(tree)
     facts["launches"] = sorted(visitor.launches, key=lambda l: (l["line"], l["kernel"]))
-    facts["observations"] = _unique_sorted(visitor.observations)
+    facts["observations"] = _unique_sorted(
+        visitor.observations + _launch_hook_observations(tree, names, kernels))
 
 
 def _forward_line(model_new):
