@@ -720,6 +720,28 @@ class _NoRange:
 _NO_RANGE = _NoRange()
 
 
+_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key  # bound before candidate code
+_COMPOSITE = {}
+
+
+def _composite(base):
+    """Whether every overload of aten::`base` is CompositeImplicitAutograd (implemented by
+    calling other ops, each recorded as a child)."""
+    known = _COMPOSITE.get(base)
+    if known is None:
+        known = False
+        try:
+            packet = getattr(torch.ops.aten, base)
+            names = [f"aten::{base}" + ("" if o == "default" else f".{o}")
+                     for o in packet.overloads()]
+            known = bool(names) and all(_has_kernel(n, "CompositeImplicitAutograd")
+                                        for n in names)
+        except Exception:
+            pass
+        _COMPOSITE[base] = known
+    return known
+
+
 class AtenRecorder:
     """ATen ops recorded below the dispatch mode, by PyTorch's profiler (RecordFunction
     callbacks in C++, CPU activity only), for the whole run of forward calls.
@@ -808,9 +830,14 @@ class AtenRecorder:
                     self._visit(child, found, inside_launch=False)
                 continue
             if name.startswith("aten::"):
-                if not inside_launch and op_class(name[len("aten::"):]) == "compute":
+                base = name[len("aten::"):]
+                if _composite(base):
+                    # No kernel of its own: whatever it did is in its children (item() is a
+                    # scalar read, dropout in eval mode nothing at all).
+                    self._visit(child, found, inside_launch)
+                elif not inside_launch and op_class(base) == "compute":
                     found[name] += 1
-                continue  # the ops an ATen op calls are its own implementation
+                continue  # the ops a kernel calls are its own implementation
             self._visit(child, found, inside_launch)
 
 

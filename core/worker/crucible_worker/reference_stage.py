@@ -23,6 +23,7 @@ BATCH_NAMES = ("batch_size", "batch", "B")
 ALT_SEED_OFFSET = 1000
 TIMING_SEED_OFFSET = 2000
 DEFAULT_TIMING_SETS = 3
+TIMING_SET_BYTES = 256 << 20  # inputs and expected outputs of the timing sets, together
 COMPILE_LIMIT_S = 120
 DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline": True}
 
@@ -151,9 +152,11 @@ def _timing_sets(job, module, model, path, device, input_seed):
     """Inputs of the timed calls, drawn apart from the trials' and written with their expected
     outputs: the candidate's timed calls run on inputs it has never seen, and every output it
     returns while timed is checked against these. The reference is timed on the same sets."""
-    count = int(job.get("timing_sets", DEFAULT_TIMING_SETS))
+    count = max(1, int(job.get("timing_sets", DEFAULT_TIMING_SETS)))
+    budget = int(job.get("timing_set_bytes", TIMING_SET_BYTES))
     sets = []
-    for j in range(max(1, count)):
+    j = 0
+    while j < count:
         inputs = _get_inputs(module, path, _derived_seed(input_seed, TIMING_SEED_OFFSET + j),
                              device)
         _save_user_value(os.path.join(job["inputs_dir"], f"timing_{j}.ctp"), inputs,
@@ -164,6 +167,11 @@ def _timing_sets(job, module, model, path, device, input_seed):
             outputs = _call(model, loader.clone_value(args), path)
         _save_user_value(os.path.join(job["out_dir"], f"expected_timing_{j}.ctp"), outputs,
                          "the output")
+        if j == 0:  # as many sets as the budget holds, at least the default few
+            size = sum(t.numel() * t.element_size() for t in
+                       value_pack.tensors_in(inputs) + value_pack.tensors_in(outputs))
+            count = min(count, max(DEFAULT_TIMING_SETS, budget // max(1, size)))
+        j += 1
     return sets
 
 
