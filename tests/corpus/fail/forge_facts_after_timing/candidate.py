@@ -3,7 +3,7 @@
 The worker writes the outputs it observed (value packs) as it goes, and its facts (what ran,
 which ATen ops, launches, tampering, timing) as one JSON message on a pipe at the very end.
 This candidate lets every output be recorded honestly (its answers are PyTorch's, so they are
-right), and when it sees that timing is over (timed_0.ctp exists in its working folder) it
+right), and when it sees that timing is over (timed_0_0.ctp exists in its working folder) it
 writes a clean facts message to every pipe it holds beyond stdin/stdout/stderr and exits with
 status 0, before the worker can report what really happened. The pipes are found by probing
 /proc/self/fd/N with os.stat, which raises no audit event; no try/except is used.
@@ -44,8 +44,8 @@ def _pipes():
 
 def _timing_done():
     job_dir = os.path.dirname(sys.argv[-1]) if len(sys.argv) >= 3 else ""
-    return os.path.exists("timed_0.ctp") or \
-        (job_dir != "" and os.path.exists(os.path.join(job_dir, "cand", "timed_0.ctp")))
+    return os.path.exists("timed_0_0.ctp") or \
+        (job_dir != "" and os.path.exists(os.path.join(job_dir, "cand", "timed_0_0.ctp")))
 
 
 def _report_clean_and_exit():

