@@ -12,7 +12,8 @@ const char* const kVerifyOptionsHelp =
     "  --atol X --rtol X          fp32 tolerances (default 1e-4)\n"
     "  --atol-half X --rtol-half X   fp16/bf16 tolerances (default 1e-2)\n"
     "  --reps N                   timed repetitions (default 10 on CPU, 100 on GPU)\n"
-    "  --seed N                   seed for weights and inputs (default 42)\n"
+    "  --seed N                   seed for the weights (default 42); inputs come from a\n"
+    "                             secret seed drawn afresh for each run\n"
     "  --no-compile-baseline      do not time torch.compile(reference)\n";
 
 const std::string& optionValue(const std::vector<std::string>& args, std::size_t& i) {

@@ -185,15 +185,15 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
     }
   }
 
-  // PyTorch compute inside forward (train or eval mode, and while timed).
-  for (const std::string mode : {"forward", "eval", "timed"}) {
+  // PyTorch compute inside forward (train or eval mode; the timed calls are in the recorder's
+  // facts below).
+  for (const std::string mode : {"forward", "eval"}) {
     const json& ops = at(at(f, "aten_ops"), mode.c_str());
     if (ops.is_object() && !ops.empty()) {
-      const char* when = mode == "eval"    ? "forward in eval mode"
-                         : mode == "timed" ? "timed calls of forward"
-                                           : "forward";
       flags.raise("torch_compute_in_forward",
-                  std::string("PyTorch computed during ") + when + ": " + joinCounts(ops),
+                  std::string("PyTorch computed during ") +
+                      (mode == "eval" ? "forward in eval mode" : "forward") + ": " +
+                      joinCounts(ops),
                   std::nullopt, {{"aten_ops", ops}, {"mode", mode}});
     }
   }
@@ -237,13 +237,11 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
   }
   const auto trialsRun = std::max<std::size_t>(1, at(f, "trials").size());
   const auto scalarReads = get(f, "scalar_reads", 0L);
-  const auto timedReads = get(at(f, "timing"), "max_scalar_reads_per_call", 0L);
-  if (scalarReads > static_cast<long>(64 * trialsRun) || timedReads > 64) {
-    const auto reads = std::max(scalarReads, timedReads);
+  if (scalarReads > static_cast<long>(64 * trialsRun)) {
     flags.raise("non_torch_compute",
-                "forward read " + std::to_string(reads) +
+                "forward read " + std::to_string(scalarReads) +
                     " tensor elements into Python (a Python loop over the data)",
-                std::nullopt, {{"scalar_reads", scalarReads}, {"timed_per_call", timedReads}});
+                std::nullopt, {{"scalar_reads", scalarReads}});
   }
 
   // DRTriton's faithfulness test: no-op launches must change the output.

@@ -168,15 +168,24 @@ TEST(Judge, DynamicDetectors) {
       // Every timed call is watched: work or missing launches there count like anywhere.
       {"torch_compute_in_forward",
        [](Observations& o) {
-         o.candidateFacts["aten_ops"]["timed"] = {{"aten::add.Tensor", 20}};
+         o.candidateFacts["aten_recorder"] = {
+             {"ok", true},
+             {"expected", {{"timing", 30}}},
+             {"forward_ranges", {{"timing", 30}}},
+             {"compute", {{"timing", {{"aten::add", 20}}}}}};
+       }},
+      {"harness_tampering",
+       [](Observations& o) {
+         o.candidateFacts["aten_recorder"] = {{"ok", true},
+                                              {"expected", {{"run", 7}}},
+                                              {"forward_ranges", {{"run", 6}}},
+                                              {"compute", json::object()}};
        }},
       {"kernel_not_launched",
        [](Observations& o) {
          o.candidateFacts["launches"]["timed_calls"] = 30;
          o.candidateFacts["launches"]["timed_min_per_call"] = 0;
        }},
-      {"non_torch_compute",
-       [](Observations& o) { o.candidateFacts["timing"]["max_scalar_reads_per_call"] = 4096; }},
       // Static kinds that are cheats by themselves.
       {"harness_tampering",
        [](Observations& o) {

@@ -391,20 +391,28 @@ class CandidateStage:
     def _guarded(self, value, stage, poison=True, timer=None, clone=True):
         """One forward call under every guard, on a fresh copy of `value` unless `clone` is off.
 
-        Checked and timed calls go through here alike. `timer` times the guarded call as a
-        whole (the guards' own cost is the candidate's, in the samples and in the outside check
-        alike); `poison` fills uninitialised allocations, which only the correctness trials
-        need: a timed call that leaves elements unwritten returns stale values for fresh
+        Checked and timed calls go through here alike: launches counted, ATen work recorded
+        below the dispatch mode (AtenRecorder), threads watched, outputs kept for checking.
+        `timer` times the guarded call as a whole (what watching costs is the candidate's, in
+        the samples and in the outside check alike). Timed calls (`stage` "timing") go without
+        the Python-level watchers, the dispatch mode and the foreign-call profiler, whose
+        callbacks cost hundreds of microseconds per call on a GPU; what they would see there is
+        seen by the recorder (ATen work), the launch count, the output checks and the static
+        stage (numpy). `poison` fills uninitialised allocations, which only the correctness
+        trials need: a timed call that leaves elements unwritten returns stale values for fresh
         inputs, and its output is checked."""
         g, torch = self.guards, self.torch
         r = _Run()
         r.args = self.loader.clone_value(self.loader.move_to(value, self.device)) if clone \
             else value
-        aten = g.AtenGuard(self.launches, poison=poison, code_map=self.code_map)
-        profiler = g.ForeignCallProfiler(self.code_map, self.launches, self.auditor)
+        if stage == "timing":
+            aten, profiler = _Unwatched(), _Unwatched()
+        else:
+            aten = g.AtenGuard(self.launches, poison=poison, code_map=self.code_map)
+            profiler = g.ForeignCallProfiler(self.code_map, self.launches, self.auditor)
         before = self.launches.snapshot()
         self.threads.mark_baseline()
-        self.launches.profiler = profiler
+        self.launches.profiler = None if stage == "timing" else profiler
         model, args = self.model, r.args
 
         def call():
@@ -428,7 +436,7 @@ class CandidateStage:
         r.launches, r.by_kernel = self.launches.since(before)
         r.aten, r.foreign = aten, profiler.calls
         if stage != "noop":
-            if stage != "timing":  # timed calls are judged per call (_TimedCalls)
+            if stage != "timing":  # timed calls are in the recorder's facts
                 self.facts["scalar_reads"] += aten.scalar_reads
                 self.facts["casts"]["downcasts"] += aten.downcasts
             for name, n in profiler.calls.items():
@@ -604,11 +612,9 @@ class CandidateStage:
             result["error"] = r.error
             return
         del r
-        aten = g.AtenGuard(self.launches, poison=False, code_map=self.code_map)
-        profiler = g.ForeignCallProfiler(self.code_map, self.launches, self.auditor)
+        aten, profiler = _Unwatched(), _Unwatched()  # as in the timed calls
         before = self.launches.snapshot()
         self.threads.mark_baseline()
-        self.launches.profiler = profiler
         output, done = None, 0
         self.channel.phase("timing-check-begin", reps=reps)
         try:
@@ -620,11 +626,8 @@ class CandidateStage:
             result["error"] = self.loader.user_error(exc, self.path, "timing")
         finally:
             self.channel.phase("timing-check-end")
-            self.launches.profiler = None
         launches, _ = self.launches.since(before)
-        calls.account_run(done, launches, aten)
-        for name, n in profiler.calls.items():
-            self._foreign[name] = self._foreign.get(name, 0) + n
+        calls.account_run(done, launches)
         if result["error"] is None and output is not None:
             error = self._save("timed_check.ctp", output)
             if error is not None:
@@ -636,9 +639,6 @@ class CandidateStage:
         launches = self.facts["launches"]
         launches["timed"], launches["timed_calls"] = calls.launches, calls.count
         launches["timed_min_per_call"] = calls.min_launches
-        self.facts["aten_ops"]["timed"] = dict(sorted(calls.aten_ops.items()))
-        self.facts["foreign_calls"] = dict(sorted(self._foreign.items()))
-        self.facts["timing"]["max_scalar_reads_per_call"] = calls.max_scalar_reads
 
     # -- step 11
 
@@ -680,9 +680,31 @@ class CandidateStage:
 # helpers
 
 
+class _Unwatched:
+    """Stands in for the dispatch mode and the foreign-call profiler in the timed calls."""
+
+    compute = {}
+    calls = {}
+    scalar_reads = 0
+    downcasts = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+
 class _TimedCalls:
     """The timed calls: warm-up and timed alike, each one guarded, on a fresh copy of one of the
-    timing sets in turn, with its launches, ATen work and scalar reads recorded per call."""
+    timing sets in turn, with its launches counted per call (its ATen work is in the recorder's
+    "timing" stage)."""
 
     def __init__(self, stage, kept):
         self.stage = stage
@@ -691,8 +713,6 @@ class _TimedCalls:
         self.count = 0
         self.launches = 0
         self.min_launches = None
-        self.aten_ops = {}
-        self.max_scalar_reads = 0
         self.error = None
 
     def run(self, warmup_sets, input_sets, timer, warmup, reps, min_time_s):
@@ -718,8 +738,8 @@ class _TimedCalls:
             del r
         del previous
 
-    def account_run(self, count, launches, aten):
-        """`count` back-to-back calls under one set of guards: each must have launched."""
+    def account_run(self, count, launches):
+        """`count` back-to-back calls: each must have launched."""
         if count <= 0:
             return
         self.count += count
@@ -727,18 +747,12 @@ class _TimedCalls:
         fewest = 0 if launches < count else 1  # fewer launches than calls: one had none
         self.min_launches = fewest if self.min_launches is None else min(self.min_launches,
                                                                          fewest)
-        for name, n in aten.compute.items():
-            self.aten_ops[name] = self.aten_ops.get(name, 0) + n
-        self.max_scalar_reads = max(self.max_scalar_reads, -(-aten.scalar_reads // count))
 
     def account(self, r):
         self.count += 1
         self.launches += r.launches
         self.min_launches = r.launches if self.min_launches is None \
             else min(self.min_launches, r.launches)
-        for name, n in r.aten.compute.items():
-            self.aten_ops[name] = self.aten_ops.get(name, 0) + n
-        self.max_scalar_reads = max(self.max_scalar_reads, r.aten.scalar_reads)
 
 
 class _KeptOutputs:
