@@ -396,9 +396,9 @@ class CandidateStage:
         `timer` times the guarded call as a whole (what watching costs is the candidate's, in
         the samples and in the outside check alike). Timed calls (`stage` "timing") go without
         the Python-level watchers, the dispatch mode and the foreign-call profiler, whose
-        callbacks cost hundreds of microseconds per call on a GPU; what they would see there is
-        seen by the recorder (ATen work), the launch count, the output checks and the static
-        stage (numpy). `poison` fills uninitialised allocations, which only the correctness
+        callbacks cost more per call than a small kernel takes on a GPU; what they would see
+        there is seen by the recorder (ATen work), the launch count, the output checks and the
+        static stage (numpy). `poison` fills uninitialised allocations, which only the correctness
         trials need: a timed call that leaves elements unwritten returns stale values for fresh
         inputs, and its output is checked."""
         g, torch = self.guards, self.torch
