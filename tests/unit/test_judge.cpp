@@ -156,7 +156,6 @@ TEST(Judge, DynamicDetectors) {
        [](Observations& o) {
          o.staleTrials = {{2, 1}};
        }},
-      {"output_caching", [](Observations& o) { o.timed[0] = comparison(false); }},
       {"concurrency_escape",
        [](Observations& o) { o.candidateFacts["threads"]["started"] = {"Thread-1"}; }},
       {"lazy_output",
@@ -337,6 +336,17 @@ TEST(Judge, ImplausibleSpeedupByCeilingAndRoofline) {
   e = judge(o, {});
   EXPECT_TRUE(hasFlag(e, "implausible_speedup"));
   EXPECT_EQ(e.verdict, Verdict::Verified);  // on a CPU, below the size that proves forgery
+}
+
+TEST(Judge, AWrongTimedOutputIsIncorrectNotCheating) {
+  // The timed calls run on fresh inputs: a wrong output there may be an honest numerical miss.
+  auto o = honest();
+  o.timed[0] = comparison(false);
+  auto e = judge(o, {});
+  EXPECT_EQ(e.verdict, Verdict::Incorrect);
+  EXPECT_FALSE(e.hasCheatFlag());
+  EXPECT_FALSE(e.speedup);
+  EXPECT_FALSE(e.correctness["timed"][0]["ok"].get<bool>());
 }
 
 TEST(Judge, WrongOutputIsIncorrectWithoutSpeedup) {
