@@ -595,14 +595,14 @@ class CandidateStage:
         other call, one set for the whole run so that nothing but the calls lands between the
         two messages; their launches and ATen work count as timed calls', their last output is
         checked."""
-        torch, g = self.torch, self.guards
+        torch = self.torch
         median = result["median_ms"] or 0
         target_ms = float(self.settings.get("check_ms", 250))
         wanted = int(target_ms / median) + 1 if median > 0 else max_reps
         reps = max(1, min(max_reps, max(3, wanted)))
         # Distinct copies, made before the interval: no call gets the object (or the address)
         # the previous one got, so answering a repeated argument from a cache is not possible.
-        copies = _distinct_copies(self.loader, value, reps, _CHECK_COPY_BYTES)
+        copies = _distinct_copies(self.loader, torch, value, reps, _CHECK_COPY_BYTES)
         self.timing.sync(self.device)
         # One call first: the collection and the copy just before leave cold caches and
         # sleeping thread pools that would land in the first call of the interval.
@@ -799,16 +799,11 @@ class _KeptOutputs:
 _CHECK_COPY_BYTES = 64 << 20
 
 
-def _distinct_copies(loader, value, count, budget):
+def _distinct_copies(loader, torch, value, count, budget):
     """Up to `count` copies of `value` within `budget` bytes (at least two)."""
-    size = sum(t.numel() * t.element_size() for t in _tensors_of(value)) or 1
+    size = sum(t.numel() * t.element_size() for t in _tensors(value, torch)) or 1
     n = max(2, min(count, budget // size))
     return [loader.clone_value(value) for _ in range(n)]
-
-
-def _tensors_of(value):
-    import torch
-    return _tensors(value, torch)
 
 
 def _kept_output_budget(job):
