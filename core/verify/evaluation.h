@@ -50,7 +50,7 @@ struct Evaluation {
   std::string device;   // human-readable device name
   std::optional<EvalError> error;
   bool sandboxed = false;
-  std::string sandboxNote;                                // why not, when not
+  std::string sandboxNote;                                // what held, or why nothing did
   nlohmann::json correctness = nlohmann::json::object();  // per-trial mismatch statistics
   nlohmann::json environment = nlohmann::json::object();  // versions of python, torch, triton...
   nlohmann::json facts = nlohmann::json::object();        // the worker's raw facts, per stage

@@ -26,6 +26,36 @@ namespace {
 
 constexpr std::uint64_t kGiB = 1ULL << 30;
 
+struct SandboxSummary {
+  bool held = false;
+  std::string note;  // what held, or why nothing did
+};
+
+// The candidate ran sandboxed when bubblewrap stood around it, or when the worker's own
+// kernel walls all went up: Landlock for files, seccomp for escapes and for new processes.
+SandboxSummary summarizeSandbox(const proc::SandboxAvailability& bwrap, const json& facts) {
+  const json walls = facts.is_object() ? facts.value("os_sandbox", json::object()) : json();
+  auto applied = [&](const char* part) {
+    return walls.is_object() && walls.contains(part) && walls[part].is_object() &&
+           walls[part].value("applied", false);
+  };
+  const bool files = applied("files"), syscalls = applied("syscalls"),
+             processes = applied("processes");
+  std::vector<std::string> held;
+  if (bwrap.available) held.emplace_back("bubblewrap");
+  if (files) {
+    held.push_back("Landlock ABI " + std::to_string(walls["files"].value("landlock", 0)));
+  }
+  if (syscalls && processes) held.emplace_back("seccomp");
+  SandboxSummary s;
+  s.held = bwrap.available || (files && syscalls && processes);
+  for (const auto& h : held) s.note += (s.note.empty() ? "" : " + ") + h;
+  if (!s.held) {
+    s.note = bwrap.reason + (held.empty() ? "" : "; only " + s.note + " held");
+  }
+  return s;
+}
+
 bool gpuVisible() {
   std::error_code ec;
   return fs::exists("/dev/nvidia0", ec) || fs::exists("/dev/nvidiactl", ec);
@@ -348,8 +378,9 @@ VerifyOutcome verify(const VerifyRequest& request,
   e.backend = backend;
   e.plan = extracted->plan;
   e.stageSeconds = std::move(times);
-  e.sandboxed = runner.sandbox().available;
-  e.sandboxNote = runner.sandbox().available ? "" : runner.sandbox().reason;
+  const SandboxSummary sandbox = summarizeSandbox(runner.sandbox(), o.candidateFacts);
+  e.sandboxed = sandbox.held;
+  e.sandboxNote = sandbox.note;
   e.facts = std::move(facts);
   const json& refEnv = o.referenceFacts.value("env", json::object());
   e.environment = refEnv;

@@ -163,6 +163,15 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
     readOnly.push_back("/sys/devices/system/cpu");
     readOnly.push_back("/sys/devices/system/node");
   }
+  // The worker raises the kernel's own walls (Landlock, seccomp) from this plan before it
+  // imports torch (os_sandbox.py): the paths it needs, and the temporary root holding every
+  // job, whose other folders it may not read. Temporary files go to its scratch.
+  const fs::path tmp = scratch / "tmp";
+  fs::create_directories(tmp);
+  spec.env["TMPDIR"] = tmp.string();
+  writable.push_back(scratch.string());
+  spec.env["CRUCIBLE_SANDBOX"] =
+      json{{"read", readOnly}, {"write", writable}, {"hidden", {temporaryRoot()}}}.dump();
   spec.sandbox.readOnlyPaths = std::move(readOnly);
   spec.sandbox.writablePaths = std::move(writable);
 

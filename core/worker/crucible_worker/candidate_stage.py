@@ -190,6 +190,7 @@ class CandidateStage:
         # 1. guards, before the candidate is imported
         self.channel.phase("candidate-guards")
         self._install_guards()
+        self.facts["os_sandbox"] = _forbid_new_processes(self.job.get("backend"))
         # 2. import
         self.channel.phase("candidate-import")
         module = self._import()
@@ -910,6 +911,26 @@ class _no_gc:
         if self._was_enabled:
             gc.enable()
         return False
+
+
+def _forbid_new_processes(backend):
+    """No process the candidate could compute in unobserved. The interpreter needs none, so
+    fork and exec are refused outright; the compilers of the other backends run programs (ptxas
+    and a C compiler for CUDA, PoCL's linker for OpenCL), so there only those files may be
+    executed, and a plain fork that would go on running Python is refused. Applied before the
+    candidate is imported."""
+    from . import os_sandbox
+    if not os_sandbox.planned():
+        return {"processes": {"applied": False, "reason": "no sandbox plan from the parent"}}
+    facts = {}
+    try:
+        spawns = backend in ("cuda", "opencl")
+        facts["processes"] = os_sandbox.forbid_processes(allow_spawn=spawns)
+        if spawns:
+            facts["executables"] = os_sandbox.restrict_execution(os_sandbox.toolchain_files())
+    except OSError as exc:
+        facts["processes"] = {"applied": False, "reason": str(exc)}
+    return facts
 
 
 def _set_training(model, mode):

@@ -4,6 +4,7 @@ import json
 import sys
 import traceback
 
+from . import os_sandbox
 from .channel import open_channel
 
 STAGES = ("static", "reference", "candidate", "synthcheck", "trace")
@@ -30,6 +31,8 @@ def main(argv):
         return 2
     stage, job_path = argv
     channel = open_channel()
+    # The kernel's walls go up before torch exists (its thread pools inherit them).
+    sandbox = os_sandbox.apply_at_start()
     with open(job_path, encoding="utf-8") as f:
         job = json.load(f)
     try:
@@ -40,5 +43,7 @@ def main(argv):
                                  "line": None,
                                  "traceback": traceback.format_exc(limit=20)}})
         return 0
+    if isinstance(facts, dict):
+        facts["os_sandbox"] = dict(sandbox, **facts.get("os_sandbox", {}))
     channel.facts(facts)
     return 0
