@@ -41,7 +41,7 @@ case, shapes, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 if len(sys.argv) > 5:  # the interpreter: autotuning without a GPU driver, as the worker does it
     sys.path.insert(0, sys.argv[5])
     import triton.runtime.autotuner as autotuner
-    from crucible_worker.guards import _interpreter_autotuning
+    from crucible_worker.guards.launches import _interpreter_autotuning
     _interpreter_autotuning(autotuner.Autotuner)
 spec = importlib.util.spec_from_file_location(case, sys.argv[4])
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
