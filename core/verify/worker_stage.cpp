@@ -171,7 +171,11 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   spec.env["TMPDIR"] = tmp.string();
   writable.push_back(scratch.string());
   spec.env["CRUCIBLE_SANDBOX"] =
-      json{{"read", readOnly}, {"write", writable}, {"hidden", {temporaryRoot()}}}.dump();
+      json{{"read", readOnly},
+           {"write", writable},
+           {"hidden", {temporaryRoot()}},
+           {"gpu", backend_ == "cuda" && (stage == "reference" || stage == "candidate")}}
+          .dump();
   spec.sandbox.readOnlyPaths = std::move(readOnly);
   spec.sandbox.writablePaths = std::move(writable);
 

@@ -123,6 +123,24 @@ TEST_F(CliContract, StagesTakeTheDeviceLockWhereItIsOn) {
   EXPECT_TRUE(facts["candidate"]["device_lock"].contains("shared_wait_s"));
 }
 
+TEST_F(CliContract, EveryStageRaisesTheKernelsWallsAndTheResultSaysWhichHeld) {
+  ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
+  const json j = json::parse(verified_->out);
+  for (const char* stage : {"reference", "candidate"}) {
+    const json& walls = j["facts"][stage]["os_sandbox"];
+    ASSERT_TRUE(walls.is_object()) << stage;
+    // A kernel without Landlock reports why; the walls are then not all up.
+    if (walls["files"].value("landlock", 0) < 1) GTEST_SKIP() << walls.dump();
+    EXPECT_TRUE(walls["files"]["applied"].get<bool>()) << stage << ": " << walls.dump();
+    EXPECT_TRUE(walls["syscalls"]["applied"].get<bool>()) << stage << ": " << walls.dump();
+  }
+  const json& candidate = j["facts"]["candidate"]["os_sandbox"];
+  EXPECT_TRUE(candidate["processes"]["applied"].get<bool>()) << candidate.dump();
+  EXPECT_TRUE(j["sandboxed"].get<bool>());
+  EXPECT_NE(j["sandbox_note"].get<std::string>().find("Landlock"), std::string::npos)
+      << j["sandbox_note"];
+}
+
 TEST_F(CliContract, RunIsStoredAndReadBack) {
   ASSERT_EQ(verified_->exitCode, 0);
   auto list = runCli({"sessions", "list", "--db", db(), "--json"});

@@ -923,6 +923,8 @@ def _forbid_new_processes(backend):
     if not os_sandbox.planned():
         return {"processes": {"applied": False, "reason": "no sandbox plan from the parent"}}
     facts = {}
+    if backend == "cuda":
+        _start_gpu_compiler()
     try:
         spawns = backend in ("cuda", "opencl")
         facts["processes"] = os_sandbox.forbid_processes(allow_spawn=spawns)
@@ -931,6 +933,19 @@ def _forbid_new_processes(backend):
     except OSError as exc:
         facts["processes"] = {"applied": False, "reason": str(exc)}
     return facts
+
+
+def _start_gpu_compiler():
+    """What Triton's CUDA driver runs once and caches: where libcuda is (it asks ldconfig) and
+    its utility module (built with the C compiler). Done before the process rules, so that
+    neither program needs to be executable while the candidate runs."""
+    try:
+        from triton.backends.nvidia.driver import libcuda_dirs
+        libcuda_dirs()
+        import triton
+        triton.runtime.driver.active.get_current_device()
+    except Exception:  # a failure here shows again, with its message, at the first launch
+        pass
 
 
 def _set_training(model, mode):

@@ -4,14 +4,15 @@ processes).
 
 Both are applied by the worker to itself, before the code they guard exists: the file rules
 before torch is imported (Landlock binds the calling thread and the threads it starts later,
-so it must come before torch's thread pools), the process rules just before a candidate is
-imported. Neither can be lifted afterwards by anything in the process, which is what makes them
+so it must come before torch's thread pools; on a GPU just after CUDA has started), the process
+rules just before a candidate is imported. Neither can be lifted afterwards by anything in the process, which is what makes them
 structural rather than checks a candidate could unhook. They sit under bubblewrap where it is
 installed and are the only walls where it is not (GPU machines).
 
 The plan comes from the parent in CRUCIBLE_SANDBOX (JSON): `read` and `write` are the paths the
 stage needs, `hidden` the folders nobody else's paths inside may be read from (the temporary
-root holding every job: the reference, the expected outputs and other runs' files).
+root holding every job: the reference, the expected outputs and other runs' files), `gpu`
+whether CUDA is started before the file rules.
 """
 import ctypes
 import json
@@ -434,6 +435,20 @@ def _dynamic_loaders():
             if os.path.exists(p)]
 
 
+def _start_gpu():
+    """Starts CUDA before the file layer: the driver names its threads through
+    /proc/self/task/*/comm while it starts, and a write rule there would also cover
+    /proc/self/task/*/mem. Its threads, started before the layer, run no Python; the candidate
+    runs on this thread and on threads it starts later, which the layer binds."""
+    try:
+        import torch
+        torch.cuda.init()
+        torch.empty(1, device="cuda")
+        return True
+    except Exception as exc:  # the stage reports a GPU that does not start
+        return f"{type(exc).__name__}: {exc}"[:300]
+
+
 def apply_at_start():
     """The layers every stage gets before it imports anything heavy. A kernel without Landlock
     or an architecture without a filter table is reported, not fatal: bubblewrap may still
@@ -444,12 +459,14 @@ def apply_at_start():
     _PLANNED.append(True)
     facts = {}
     try:
-        facts["files"] = restrict_files(plan)
-    except OSError as exc:
-        facts["files"] = {"applied": False, "reason": str(exc)}
-    try:
         facts["syscalls"] = forbid_escapes()
     except OSError as exc:
         facts["syscalls"] = {"applied": False, "reason": str(exc)}
+    if plan.get("gpu"):
+        facts["gpu_started_first"] = _start_gpu()
+    try:
+        facts["files"] = restrict_files(plan)
+    except OSError as exc:
+        facts["files"] = {"applied": False, "reason": str(exc)}
     facts["applied"] = bool(facts["files"].get("applied") and facts["syscalls"].get("applied"))
     return facts
