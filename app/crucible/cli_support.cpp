@@ -12,6 +12,8 @@ const char* const kVerifyOptionsHelp =
     "  --atol X --rtol X          fp32 tolerances (default 1e-4)\n"
     "  --atol-half X --rtol-half X   fp16/bf16 tolerances (default 1e-2)\n"
     "  --reps N                   timed repetitions (default 10 on CPU, 100 on GPU)\n"
+    "  --threads N                CPU threads for the reference and the candidate alike\n"
+    "                             (default 1; 0: PyTorch's default, every core)\n"
     "  --seed N                   seed for the weights (default 42); inputs come from a\n"
     "                             secret seed drawn afresh for each run\n"
     "  --no-compile-baseline      do not time torch.compile(reference)\n";
@@ -55,6 +57,8 @@ bool parseVerifyOption(const std::vector<std::string>& args, std::size_t& i,
     request.tolerances.fp16.rtol = numberOption(args, i, 0);
   } else if (a == "--reps") {
     request.timingReps = static_cast<int>(numberOption(args, i, 1));
+  } else if (a == "--threads") {
+    request.threads = static_cast<int>(numberOption(args, i, 0));
   } else if (a == "--seed") {
     request.seed = static_cast<int>(numberOption(args, i, 0));
   } else if (a == "--no-compile-baseline") {

@@ -26,13 +26,17 @@ bool Evaluation::hasCheatFlag() const {
 void to_json(json& j, const Timing& timing) {
   j = json{{"reference_ms", optionalNumber(timing.referenceMs)},
            {"candidate_ms", optionalNumber(timing.candidateMs)},
-           {"compile_reference_ms", optionalNumber(timing.compileReferenceMs)}};
+           {"compile_reference_ms", optionalNumber(timing.compileReferenceMs)},
+           {"threads", timing.threads ? json(*timing.threads) : json(nullptr)}};
 }
 
 void from_json(const json& j, Timing& timing) {
   timing.referenceMs = readOptionalNumber(j, "reference_ms");
   timing.candidateMs = readOptionalNumber(j, "candidate_ms");
   timing.compileReferenceMs = readOptionalNumber(j, "compile_reference_ms");
+  timing.threads = j.contains("threads") && j["threads"].is_number_integer()
+                       ? std::optional<int>(j["threads"].get<int>())
+                       : std::nullopt;
 }
 
 void to_json(json& j, const EvalError& error) {
@@ -63,6 +67,7 @@ void to_json(json& j, const Evaluation& e) {
   j = json{{"verdict", toString(e.verdict)},
            {"correct", e.correct},
            {"speedup", optionalNumber(e.speedup)},
+           {"speedup_spread", e.speedupSpread ? json(*e.speedupSpread) : json(nullptr)},
            {"timing", e.timing},
            {"flags", e.flags},
            {"reward", e.reward},
@@ -84,6 +89,9 @@ void from_json(const json& j, Evaluation& e) {
   e.verdict = *verdict;
   e.correct = j.value("correct", false);
   e.speedup = readOptionalNumber(j, "speedup");
+  e.speedupSpread = j.contains("speedup_spread") && j["speedup_spread"].is_object()
+                        ? std::optional<SpeedupSpread>(j["speedup_spread"].get<SpeedupSpread>())
+                        : std::nullopt;
   e.timing = j.value("timing", Timing{});
   e.flags = j.value("flags", std::vector<Flag>{});
   e.reward = j.contains("reward") ? j["reward"].get<Reward>() : Reward{};

@@ -9,6 +9,7 @@
 
 #include "core/verify/flag.h"
 #include "core/verify/reward.h"
+#include "core/verify/speedup_spread.h"
 #include "core/verify/verdict.h"
 
 namespace crucible {
@@ -17,6 +18,7 @@ struct Timing {
   std::optional<double> referenceMs;
   std::optional<double> candidateMs;
   std::optional<double> compileReferenceMs;  // torch.compile, where it works
+  std::optional<int> threads;  // PyTorch's (and PoCL's) CPU threads in both stages, when set
   bool operator==(const Timing&) const = default;
 };
 
@@ -43,6 +45,8 @@ struct Evaluation {
   Verdict verdict = Verdict::Error;
   bool correct = false;
   std::optional<double> speedup;  // reference_ms / candidate_ms when correct and timed
+  // The range the samples allow; none where the outside check's time replaced the candidate's.
+  std::optional<SpeedupSpread> speedupSpread;
   Timing timing;
   std::vector<Flag> flags;
   Reward reward;

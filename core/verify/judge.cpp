@@ -23,6 +23,15 @@ std::optional<double> numberOf(const json& j, const char* key) {
   return std::nullopt;
 }
 
+std::vector<double> samplesOf(const json& j, const char* key) {
+  std::vector<double> out;
+  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return out;
+  for (const auto& x : j[key]) {
+    if (x.is_number()) out.push_back(x.get<double>());
+  }
+  return out;
+}
+
 const json& at(const json& j, const char* key) {
   static const json null;
   return j.is_object() && j.contains(key) ? j[key] : null;
@@ -94,9 +103,12 @@ class FlagSet {
 // Static observation kinds and the flag each one raises (docs/WORKER_PROTOCOL.md).
 const std::map<std::string, std::string>& staticKindToFlag() {
   static const std::map<std::string, std::string> table = {
-      {"try_except", "exception_fallback"},   {"reference_model_use", "reference_reuse"},
-      {"threading", "concurrency_escape"},    {"timer_patch", "harness_tampering"},
-      {"introspection", "harness_tampering"}, {"process_or_network", "sandbox_violation"},
+      {"try_except", "exception_fallback"},
+      {"reference_model_use", "reference_reuse"},
+      {"threading", "concurrency_escape"},
+      {"timer_patch", "harness_tampering"},
+      {"introspection", "harness_tampering"},
+      {"process_or_network", "sandbox_violation"},
       {"tensor_subclass", "lazy_output"},
       {"torch_internals", "harness_tampering"},
       {"launch_hook_compute", "torch_compute_in_forward"},
@@ -210,10 +222,10 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
       }
     }
     if (!ops.empty()) {
-      flags.raise("torch_compute_in_forward",
-                  "PyTorch computed during forward (recorded below the dispatch mode): " +
-                      joinCounts(ops),
-                  std::nullopt, {{"aten_ops", ops}, {"source", "profiler"}});
+      flags.raise(
+          "torch_compute_in_forward",
+          "PyTorch computed during forward (recorded below the dispatch mode): " + joinCounts(ops),
+          std::nullopt, {{"aten_ops", ops}, {"source", "profiler"}});
     }
     bool missing = get(recorder, "disabled_seen", 0L) > 0;
     for (const auto& [stage, n] : at(recorder, "expected").items()) {
@@ -406,12 +418,11 @@ std::optional<double> candidateTime(const Observations& o, FlagSet& flags) {
     m << "the candidate's process reported " << *reported << " ms per call but " << outsidePerCall
       << " ms per call was measured from outside it (" << o.checkReps
       << " calls); the outside time is used";
-    flags.raise(
-        "unconfirmed_timing", m.str(), std::nullopt,
-        {{"reported_ms", *reported},
-         {"outside_ms", outsidePerCall},
-         {"check_reps", o.checkReps},
-         {"allowance_ms", allowanceMs}});
+    flags.raise("unconfirmed_timing", m.str(), std::nullopt,
+                {{"reported_ms", *reported},
+                 {"outside_ms", outsidePerCall},
+                 {"check_reps", o.checkReps},
+                 {"allowance_ms", allowanceMs}});
     return outsidePerCall;
   }
   return reported;
@@ -549,8 +560,8 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   }
   const bool altAccepted = get(at(o.referenceFacts, "alt_batch"), "accepted", false);
   // Every checked output of the timed calls too: they ran on inputs no trial used.
-  const bool timedCorrect = std::none_of(o.timed.begin(), o.timed.end(),
-                                         [](const auto& t) { return t && !t->ok(); });
+  const bool timedCorrect =
+      std::none_of(o.timed.begin(), o.timed.end(), [](const auto& t) { return t && !t->ok(); });
   e.correct = primaryCorrect && timedCorrect && (!altAccepted || (o.alt && o.alt->ok()));
   e.correctness = correctnessReport(o);
 
@@ -561,8 +572,23 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   e.timing.referenceMs = numberOf(at(o.referenceFacts, "timing"), "eager_ms");
   e.timing.compileReferenceMs = numberOf(at(o.referenceFacts, "timing"), "compile_ms");
   if (f.is_object()) e.timing.candidateMs = candidateTime(o, flags);
+  if (const auto threads = numberOf(at(o.referenceFacts, "timing"), "threads")) {
+    e.timing.threads = static_cast<int>(*threads);
+  }
   if (e.correct && e.timing.referenceMs && e.timing.candidateMs && *e.timing.candidateMs > 0) {
     e.speedup = *e.timing.referenceMs / *e.timing.candidateMs;
+    // The samples speak for the time only where it is the candidate's own median, and only
+    // those its median counts (each timing set's first call).
+    const json& candidateTiming = at(f, "timing");
+    if (e.timing.candidateMs == numberOf(candidateTiming, "median_ms")) {
+      auto samples = samplesOf(candidateTiming, "samples_ms");
+      const auto fresh = numberOf(candidateTiming, "fresh_samples");
+      if (fresh && *fresh >= 1 && *fresh < static_cast<double>(samples.size())) {
+        samples.resize(static_cast<std::size_t>(*fresh));
+      }
+      e.speedupSpread =
+          speedupSpread(samplesOf(at(o.referenceFacts, "timing"), "eager_samples_ms"), samples);
+    }
   }
   checkPlausibility(o, e, options, flags);
 
@@ -593,7 +619,8 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   reward.correct = e.correct ? 1 : 0;
   reward.functionality =
       (f.is_object() && get(at(f, "launches"), "train", 0L) > 0 && !e.hasCheatFlag()) ? 1 : 0;
-  reward.speedup = e.speedup.value_or(0);
+  // A noisy measurement earns the speed its slow end supports, not its median's.
+  reward.speedup = e.speedup ? conservativeSpeedup(*e.speedup, e.speedupSpread) : 0;
   e.reward = rewardFor(options, reward);
   if (e.error && e.error->blame == "infrastructure") e.reward.total.reset();
   return e;

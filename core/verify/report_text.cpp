@@ -16,6 +16,11 @@ std::string milliseconds(const std::optional<double>& ms) {
   return ms ? number(*ms) + " ms" : "n/a";
 }
 
+std::string threadsText(const Timing& t) {
+  if (!t.threads) return "";
+  return ", " + std::to_string(*t.threads) + (*t.threads == 1 ? " CPU thread" : " CPU threads");
+}
+
 std::string verdictBanner(const Evaluation& e) {
   switch (e.verdict) {
     case Verdict::Verified:
@@ -34,15 +39,25 @@ std::string verdictBanner(const Evaluation& e) {
 }
 }  // namespace
 
+std::string speedupSummary(const Evaluation& e) {
+  if (!e.speedup) return "n/a";
+  const std::string median = number(*e.speedup) + "x";
+  if (!e.speedupSpread) return median;
+  const auto& s = *e.speedupSpread;
+  const std::string range = number(s.low, 2) + "-" + number(s.high, 2) + "x";
+  return s.noisy ? "noisy: " + range + " (median " + median + ")" : median + " (" + range + ")";
+}
+
 std::string renderEvaluationText(const Evaluation& e) {
   std::ostringstream out;
   out << verdictBanner(e) << "\n";
-  out << "  backend    " << e.backend << (e.device.empty() ? "" : " on " + e.device) << "\n";
+  out << "  backend    " << e.backend << (e.device.empty() ? "" : " on " + e.device)
+      << threadsText(e.timing) << "\n";
   if (!e.sandboxed) {
     out << "  sandbox    NOT SANDBOXED" << (e.sandboxNote.empty() ? "" : ": " + e.sandboxNote)
         << "\n";
   }
-  out << "  speedup    " << (e.speedup ? number(*e.speedup) + "x" : "n/a") << "   (reference "
+  out << "  speedup    " << speedupSummary(e) << "   (reference "
       << milliseconds(e.timing.referenceMs) << ", candidate " << milliseconds(e.timing.candidateMs)
       << ", torch.compile " << milliseconds(e.timing.compileReferenceMs) << ")\n";
   if (e.error) {

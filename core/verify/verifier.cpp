@@ -104,7 +104,8 @@ json timingJob(const VerifyRequest& request, const std::string& backend) {
           {"reps", reps},
           {"min_time_s", gpu ? 0.5 : 0.2},
           {"check_reps", 3},
-          {"compile_baseline", request.compileBaseline}};
+          {"compile_baseline", request.compileBaseline},
+          {"threads", request.threads}};
 }
 
 /// The outside timing check's calls: the worker runs enough for `kCheckMs` by the candidate's
@@ -191,6 +192,7 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
                  // One fresh set per timed sample where 256 MiB holds them (reference_stage.py)
                  {"timing_sets", timing.value("reps", 10)},
                  {"timing", timing},
+                 {"threads", request.threads},
                  {"alt_batch", true}};
   auto refStage = runner.run("reference", refJob, job / "ref", {(job / "src-ref").string()},
                              {(job / "ref").string(), (job / "inputs").string()},
@@ -346,11 +348,11 @@ VerifyOutcome verify(const VerifyRequest& request,
         {"seed", request.seed},
         {"trials", request.trials},
         {"timing_sets", refFacts.value("timing_sets", 0)},
+        {"threads", request.threads},
         {"alt", fs::exists(job / "inputs" / "inputs_alt.ctp")},
         {"timing", candidateTiming},
         {"allowed_roots",
-         {(job / "cand").string(), (job / "cand-inputs").string(),
-          (job / "src-cand").string()}}};
+         {(job / "cand").string(), (job / "cand-inputs").string(), (job / "src-cand").string()}}};
     auto candStage = runner.run("candidate", candJob, job / "cand", {(job / "src-cand").string()},
                                 {(job / "cand").string(), (job / "cand-inputs").string()},
                                 request.timeoutSeconds, candidateMemory);

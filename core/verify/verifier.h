@@ -29,6 +29,10 @@ struct VerifyRequest {
   double timeoutSeconds = 300;  // the candidate's stage, wall clock
   bool compileBaseline = true;  // also time torch.compile(reference)
   std::optional<int> timingReps;
+  // PyTorch's CPU threads (and PoCL's on opencl) in the reference's and the candidate's stages
+  // alike; 0 leaves PyTorch's default (every core). One by default, so that a busy desktop
+  // slows both sides alike instead of starving a thread pool.
+  int threads = 1;
   ToleranceTable tolerances;
   double speedupCeiling = 10;
   std::optional<std::uint64_t> memoryLimitBytes;  // default: min(8 GiB, 60% of RAM)

@@ -123,6 +123,30 @@ TEST_F(CliContract, StagesTakeTheDeviceLockWhereItIsOn) {
   EXPECT_TRUE(facts["candidate"]["device_lock"].contains("shared_wait_s"));
 }
 
+TEST_F(CliContract, BothSidesAreTimedOnTheSameThreadsAndTheSpeedupCarriesItsSpread) {
+  ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
+  const json j = json::parse(verified_->out);
+  // One CPU thread each by default, reported by both stages and in the result.
+  EXPECT_EQ(j["timing"]["threads"], 1) << j["timing"].dump();
+  EXPECT_EQ(j["facts"]["reference"]["timing"]["threads"], 1);
+  EXPECT_EQ(j["facts"]["candidate"]["timing"]["threads"], 1);
+  ASSERT_TRUE(j["speedup"].is_number()) << j.dump().substr(0, 2000);
+  const json& spread = j["speedup_spread"];
+  ASSERT_TRUE(spread.is_object()) << j.dump().substr(0, 2000);
+  EXPECT_LE(spread["low"].get<double>(), spread["high"].get<double>());
+  EXPECT_TRUE(spread["noisy"].is_boolean());
+  // --threads N reaches both stages.
+  const std::string example =
+      std::string(CRUCIBLE_TEST_SOURCE_DIR) + "/resources/examples/silu_residual/";
+  auto two = runCli({"verify", example + "reference.py", example + "candidate.py", "--json",
+                     "--no-db", "--no-compile-baseline", "--reps", "3", "--trials", "2",
+                     "--backend", "interpret", "--threads", "2"});
+  ASSERT_EQ(two.exitCode, 0) << two.err;
+  const json facts = json::parse(two.out)["facts"];
+  EXPECT_EQ(facts["reference"]["timing"]["threads"], 2);
+  EXPECT_EQ(facts["candidate"]["timing"]["threads"], 2);
+}
+
 TEST_F(CliContract, EveryStageRaisesTheKernelsWallsAndTheResultSaysWhichHeld) {
   ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
   const json j = json::parse(verified_->out);

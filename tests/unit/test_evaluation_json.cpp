@@ -20,6 +20,8 @@ TEST(EvaluationJson, RoundTripKeepsEveryField) {
   e.device = "cpu";
   e.error = EvalError{"run", "boom", "candidate", 4};
   e.sandboxed = true;
+  e.speedupSpread = SpeedupSpread{0.8, 3.1, true};
+  e.timing.threads = 1;
   e.plan = "think";
   e.stageSeconds = {{"static", 0.5}, {"candidate", 2.25}, {"candidate/candidate-timing", 1.5}};
   e.facts = {{"static", {{"x", 1}}}};
@@ -30,6 +32,8 @@ TEST(EvaluationJson, RoundTripKeepsEveryField) {
   EXPECT_EQ(j["flags"][1]["severity"], "warning");
   EXPECT_TRUE(j["timing"]["compile_reference_ms"].is_null());
   EXPECT_TRUE(j["reward"]["components"].is_object());
+  EXPECT_EQ(j["speedup_spread"]["noisy"], true);
+  EXPECT_EQ(j["timing"]["threads"], 1);
   const Evaluation back = j.get<Evaluation>();
   EXPECT_EQ(back, e);
 }

@@ -91,6 +91,46 @@ TEST(Judge, HonestCandidateIsVerifiedWithSpeedupAndReward) {
   EXPECT_NEAR(*e.reward.total, 1.2, 1e-12);  // code part 1 + 0.1 x plan part min(2, 2)
 }
 
+TEST(Judge, SpeedupCarriesItsSpreadAndTheThreadsBothSidesRanOn) {
+  auto o = honest();
+  o.referenceFacts["timing"]["eager_samples_ms"] = {1.9, 2.0, 2.1, 2.0};
+  o.referenceFacts["timing"]["threads"] = 1;
+  // Only each timing set's first call counts (fresh_samples); later calls are checked only.
+  o.candidateFacts["timing"]["samples_ms"] = {0.95, 1.0, 1.05, 1.0, 9.0, 9.0, 9.0, 9.0};
+  o.candidateFacts["timing"]["fresh_samples"] = 4;
+  auto e = judge(o, {});
+  ASSERT_TRUE(e.speedup && e.speedupSpread) << json(e).dump(2);
+  EXPECT_LT(e.speedupSpread->low, 2.0);
+  EXPECT_GT(e.speedupSpread->high, 2.0);
+  EXPECT_FALSE(e.speedupSpread->noisy);
+  EXPECT_EQ(e.timing.threads, 1);
+  EXPECT_NEAR(*e.reward.total, 1.2, 1e-12);  // a quiet measurement keeps its full speed part
+}
+
+TEST(Judge, ANoisySpeedupEarnsOnlyWhatItsSlowEndSupports) {
+  auto o = honest();
+  o.referenceFacts["timing"]["eager_samples_ms"] = {0.5, 1.0, 2.0, 8.0, 12.0};
+  o.candidateFacts["timing"]["samples_ms"] = {0.5, 1.0, 1.0, 3.0, 4.0};
+  auto e = judge(o, {});
+  ASSERT_TRUE(e.speedupSpread) << json(e).dump(2);
+  EXPECT_TRUE(e.speedupSpread->noisy);
+  EXPECT_DOUBLE_EQ(*e.speedup, 2.0);  // the medians' ratio is still reported
+  EXPECT_LT(e.speedupSpread->low, 1.0);
+  // r_speed = min(speedup, 2) with the slow end instead of 2: the total drops below 1.2.
+  EXPECT_NEAR(*e.reward.total, 1.0 + 0.1 * e.speedupSpread->low, 1e-12);
+}
+
+TEST(Judge, AnOutsideTimeHasNoSpreadFromTheCandidatesOwnSamples) {
+  auto o = honest();
+  o.referenceFacts["timing"]["eager_samples_ms"] = {1.9, 2.0, 2.1};
+  o.candidateFacts["timing"]["samples_ms"] = {0.1, 0.1, 0.1};
+  o.candidateFacts["timing"]["median_ms"] = 0.1;
+  o.outsideCheckMs = 1000.0;  // 100 ms per call from outside: the reported time is not confirmed
+  auto e = judge(o, {});
+  EXPECT_TRUE(hasFlag(e, "unconfirmed_timing"));
+  EXPECT_FALSE(e.speedupSpread);
+}
+
 TEST(Judge, StaticFailuresAreInvalid) {
   auto o = honest();
   o.staticFacts["kernels"] = json::array();
@@ -167,11 +207,10 @@ TEST(Judge, DynamicDetectors) {
       // Every timed call is watched: work or missing launches there count like anywhere.
       {"torch_compute_in_forward",
        [](Observations& o) {
-         o.candidateFacts["aten_recorder"] = {
-             {"ok", true},
-             {"expected", {{"timing", 30}}},
-             {"forward_ranges", {{"timing", 30}}},
-             {"compute", {{"timing", {{"aten::add", 20}}}}}};
+         o.candidateFacts["aten_recorder"] = {{"ok", true},
+                                              {"expected", {{"timing", 30}}},
+                                              {"forward_ranges", {{"timing", 30}}},
+                                              {"compute", {{"timing", {{"aten::add", 20}}}}}};
        }},
       {"harness_tampering",
        [](Observations& o) {

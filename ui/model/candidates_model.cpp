@@ -62,7 +62,7 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
     case Correct:
       return e ? (e->correct ? tr("yes") : tr("no")) : QString();
     case Speedup:
-      return e ? speedupText(e->speedup) : QString();
+      return e ? speedupText(*e, false) : QString();
     case Reward:
       return e && e->reward.total ? QString::number(*e->reward.total, 'g', 4) : QString();
     case Time:

@@ -3,6 +3,8 @@
 #include <QPainter>
 #include <QPixmap>
 
+#include "core/verify/report_text.h"
+
 namespace crucible::ui {
 
 QColor verdictColor(const std::optional<Evaluation>& evaluation) {
@@ -42,6 +44,16 @@ QIcon verdictIcon(const std::optional<Evaluation>& evaluation) {
 
 QString speedupText(const std::optional<double>& speedup) {
   return speedup ? QString::number(*speedup, 'g', 3) + "x" : QStringLiteral("n/a");
+}
+
+QString speedupText(const Evaluation& e, bool withRange) {
+  if (withRange) return QString::fromStdString(speedupSummary(e));
+  if (e.speedup && e.speedupSpread && e.speedupSpread->noisy) {
+    return QStringLiteral("noisy %1-%2x")
+        .arg(QString::number(e.speedupSpread->low, 'g', 2),
+             QString::number(e.speedupSpread->high, 'g', 2));
+  }
+  return speedupText(e.speedup);
 }
 
 QString millisecondsText(const std::optional<double>& ms) {

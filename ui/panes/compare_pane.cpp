@@ -23,7 +23,7 @@ QStringList metricsOf(const Workbench& wb, const CandidateEntry* c) {
   return {candidateTitle(wb, *c),
           verdictText(e),
           e ? (e->correct ? QObject::tr("yes") : QObject::tr("no")) : QString(),
-          e ? speedupText(e->speedup) : QString(),
+          e ? speedupText(*e, true) : QString(),
           e && e->reward.total ? QString::number(*e->reward.total, 'g', 4) : QString(),
           e ? millisecondsText(e->timing.candidateMs) : QString(),
           e ? millisecondsText(e->timing.referenceMs) : QString(),

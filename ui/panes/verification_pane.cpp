@@ -112,7 +112,7 @@ void VerificationPane::showCurrent() {
   // reference torch.compile can handle); then the candidate's speedup over it as well.
   const auto& t = e->timing;
   QString timing = tr("<b>Speedup</b> %1<br>reference %2 · candidate %3")
-                       .arg(speedupText(e->speedup), millisecondsText(t.referenceMs),
+                       .arg(speedupText(*e, true), millisecondsText(t.referenceMs),
                             millisecondsText(t.candidateMs));
   if (t.compileReferenceMs) {
     const std::optional<double> overCompile =
@@ -126,6 +126,7 @@ void VerificationPane::showCurrent() {
                 .arg(QString::fromStdString(e->backend).toHtmlEscaped(),
                      QString::fromStdString(e->device).toHtmlEscaped(),
                      e->sandboxed ? QString() : tr(" · <b>not sandboxed</b>"));
+  if (t.threads) timing += tr(" · %n CPU thread(s), both sides", "", *t.threads);
   if (e->backend == "interpret") {
     timing += tr("<br><i>interpret timings are the interpreter's, not the kernel's speed</i>");
   }

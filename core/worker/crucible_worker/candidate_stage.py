@@ -50,6 +50,13 @@ def configure_environment(job):
             os.makedirs(tcl_cache, exist_ok=True)
             os.environ["CRUCIBLE_TCL_CACHE_DIR"] = tcl_cache
     if job.get("backend") == "opencl":
+        # PoCL's CPU device runs work-groups on its own threads: as many as PyTorch gets, so
+        # that the reference and the candidate share the CPU alike (an explicit POCL_ setting
+        # from the user's environment stands).
+        threads = job.get("threads")
+        if isinstance(threads, int) and threads > 0:
+            os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", str(threads))
+            os.environ.setdefault("POCL_CPU_MAX_CU_COUNT", str(threads))
         use_triton_shim()
 
 
@@ -179,8 +186,7 @@ class CandidateStage:
     def run(self):
         torch = self.torch
         os.makedirs(self.out_dir, exist_ok=True)
-        if isinstance(self.job.get("threads"), int) and self.job["threads"] > 0:
-            torch.set_num_threads(self.job["threads"])
+        self.facts["timing"]["threads"] = self.timing.use_threads(self.job)
         self.facts["env"] = self.timing.env_facts(self.device)
         self.facts["sandboxed_view"] = {"cwd": os.getcwd(),
                                         "uid": os.getuid() if hasattr(os, "getuid") else None}

@@ -30,8 +30,7 @@ DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline"
 
 def run(job, channel):
     device = stage_device(job)
-    if "threads" in job:
-        torch.set_num_threads(int(job["threads"]))
+    timing.use_threads(job)
     if job.get("backend") == "interpret":
         # Read by triton when it is imported; a reference that uses triton gets the same
         # interpreter the candidate does.
@@ -323,6 +322,7 @@ def _timing(job, model, input_sets, device, path, channel, lock, record):
     with _user_code(path), torch.no_grad(), lock.exclusive(record):
         eager = _measure(timer, model, input_sets, settings)
     result = {"eager_ms": timing.median(eager), "eager_samples_ms": eager,
+              "threads": torch.get_num_threads(),
               "compile_ms": None, "compile_samples_ms": None, "compile_error": None}
     if settings["compile_baseline"]:
         channel.phase("reference-compile")

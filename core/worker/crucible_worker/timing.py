@@ -25,6 +25,19 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 MAX_REPS = 1000
 
 
+def use_threads(job):
+    """PyTorch's CPU threads for this stage: the job's count (the reference and the candidate
+    get the same one), else PyTorch's default. Returns the count in use."""
+    threads = job.get("threads")
+    if isinstance(threads, int) and threads > 0:
+        torch.set_num_threads(threads)
+        try:  # only possible before any inter-op work has started
+            torch.set_num_interop_threads(threads)
+        except RuntimeError:
+            pass
+    return torch.get_num_threads()
+
+
 def is_cuda(device):
     return torch.device(device).type == "cuda"
 
@@ -145,7 +158,7 @@ def _package_version(name):
 def _device_name(device):
     if is_cuda(device):
         return f"cuda: {torch.cuda.get_device_name(torch.device(device))}"
-    return f"cpu: {cpu_model()}, {torch.get_num_threads()} threads"
+    return f"cpu: {cpu_model()}"  # the thread count is a timing fact of its own
 
 
 def cpu_model():

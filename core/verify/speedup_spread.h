@@ -1,0 +1,39 @@
+#pragma once
+// How far a speedup can be trusted. A median over a busy machine's samples can be far from the
+// truth, so every speedup carries the range its samples allow and says when that range is too
+// wide to tell.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+namespace crucible {
+
+/// The speedup over the middle half of both sides' samples: from the reference's fast quarter
+/// over the candidate's slow quarter (`low`) to the reference's slow quarter over the
+/// candidate's fast quarter (`high`). `noisy` when `high` exceeds `low` by more than
+/// kNoisySpreadRatio: the measurement cannot tell the speedup apart from the load.
+struct SpeedupSpread {
+  double low = 0;
+  double high = 0;
+  bool noisy = false;
+  bool operator==(const SpeedupSpread&) const = default;
+};
+
+inline constexpr double kNoisySpreadRatio = 2.0;
+
+/// The q-quantile (0..1) of `samples`, interpolated linearly between order statistics.
+double quantile(std::vector<double> samples, double q);
+
+/// The spread of referenceSamples / candidateSamples (milliseconds per call); nullopt when
+/// either side has fewer than two positive samples.
+std::optional<SpeedupSpread> speedupSpread(const std::vector<double>& referenceSamples,
+                                           const std::vector<double>& candidateSamples);
+
+/// The speed a reward may count: the low end when the spread is noisy, else the speedup.
+double conservativeSpeedup(double speedup, const std::optional<SpeedupSpread>& spread);
+
+void to_json(nlohmann::json& j, const SpeedupSpread& spread);
+void from_json(const nlohmann::json& j, SpeedupSpread& spread);
+
+}  // namespace crucible

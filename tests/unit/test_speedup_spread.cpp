@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include "core/verify/speedup_spread.h"
+
+namespace crucible {
+namespace {
+
+TEST(SpeedupSpread, QuantilesInterpolateBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2, 5}, 0.5), 3);
+  EXPECT_DOUBLE_EQ(quantile({1, 2, 3, 4, 5}, 0.25), 2);
+  EXPECT_DOUBLE_EQ(quantile({1, 2}, 0.75), 1.75);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.9), 7);
+}
+
+TEST(SpeedupSpread, QuietSamplesGiveANarrowRangeAroundTheSpeedup) {
+  const auto s = speedupSpread({2.0, 2.02, 1.98, 2.01, 1.99}, {1.0, 1.01, 0.99, 1.0, 1.02});
+  ASSERT_TRUE(s);
+  EXPECT_LT(s->low, 2.0);
+  EXPECT_GT(s->high, 2.0);
+  EXPECT_GT(s->low, 1.9);
+  EXPECT_LT(s->high, 2.1);
+  EXPECT_FALSE(s->noisy);
+  EXPECT_DOUBLE_EQ(conservativeSpeedup(2.0, s), 2.0);
+}
+
+TEST(SpeedupSpread, ALoadedMachinesSamplesAreNoisyAndTheRewardTakesTheSlowEnd) {
+  // The reference's samples range over 10x (threads fighting other work), the candidate's too.
+  const auto s = speedupSpread({1, 2, 12, 15, 20, 3}, {0.5, 0.6, 4, 5, 0.7});
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->noisy);
+  EXPECT_GT(s->high, kNoisySpreadRatio * s->low);
+  EXPECT_DOUBLE_EQ(conservativeSpeedup(9.0, s), s->low);
+  EXPECT_DOUBLE_EQ(conservativeSpeedup(0.1, s), 0.1);  // never above the median either
+}
+
+TEST(SpeedupSpread, TooFewSamplesGiveNoRange) {
+  EXPECT_FALSE(speedupSpread({1.0}, {1.0, 2.0}));
+  EXPECT_FALSE(speedupSpread({1.0, 2.0}, {0.0, -1.0}));
+  EXPECT_DOUBLE_EQ(conservativeSpeedup(3.0, std::nullopt), 3.0);
+}
+
+}  // namespace
+}  // namespace crucible
