@@ -1,5 +1,5 @@
 """The `candidate` stage: run the candidate inside the guards and report what it did
-(docs/WORKER_PROTOCOL.md, "candidate"; the guards are in guards.py).
+(docs/WORKER_PROTOCOL.md, "candidate"; the guards are in the guards package).
 
 The stage never sees the reference or the expected outputs. It writes the candidate's outputs
 as value packs (actual_K, actual_alt, actual_repeat, actual_noop, actual_eval, timed_K,
@@ -233,7 +233,11 @@ class CandidateStage:
         alt_path = os.path.join(self.inputs_dir, "inputs_alt.ctp")
         if self.job.get("alt") and os.path.exists(alt_path):
             self.alt_inputs = vp.load(alt_path, "cpu")
-        for j in range(int(self.job.get("timing_sets", 0))):
+        from . import input_monitor
+        monitor = input_monitor.client()
+        if monitor is not None:
+            self.timing_inputs = _HandedOver(monitor, vp, self._tampering)
+        for j in range(int(self.job.get("timing_sets", 0)) if monitor is None else 0):
             path = os.path.join(self.inputs_dir, f"timing_{j}.ctp")
             if os.path.exists(path):
                 self.timing_inputs.append(vp.load(path, "cpu"))
@@ -546,7 +550,9 @@ class CandidateStage:
         warmup, reps = int(self.settings["warmup"]), int(self.settings["reps"])
         min_time_s = float(self.settings["min_time_s"])
         self.channel.phase("candidate-timing")
-        input_sets = [self.loader.move_to(v, self.device) for v in sets]
+        # Each set is fetched (from the input monitor, where there is one) and placed on the
+        # device only when its first timed call is about to run.
+        input_sets = _OnDevice(sets, self.loader, self.device)
         warmup_sets = [self.loader.move_to(v, self.device) for v in self.inputs] \
             if self.timing_inputs else input_sets
         calls = _TimedCalls(self, _KeptOutputs(_kept_output_budget(self.job)))
@@ -919,6 +925,46 @@ class _no_gc:
         return False
 
 
+class _HandedOver:
+    """The timing sets as the input monitor hands them over: set j is fetched when it is first
+    asked for, and nothing of a later set is in this process before then."""
+
+    def __init__(self, monitor, value_pack, tampering):
+        self._monitor, self._vp, self._sets = monitor, value_pack, {}
+        self._tampering = tampering
+
+    def __len__(self):
+        return self._monitor.count
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        if index not in self._sets:
+            from .input_monitor import HandOverMismatch
+            try:
+                data = self._monitor.fetch(index)
+            except HandOverMismatch as exc:  # the timing cannot go on, and the theft shows
+                self._tampering.setdefault(f"input monitor: {exc}", "timing")
+                raise
+            self._sets[index] = self._vp.loads(data, f"timing set {index}", "cpu")
+        return self._sets[index]
+
+
+class _OnDevice:
+    """`sets` placed on the device one by one, as they are first asked for."""
+
+    def __init__(self, sets, loader, device):
+        self._sets, self._loader, self._device, self._placed = sets, loader, device, {}
+
+    def __len__(self):
+        return len(self._sets)
+
+    def __getitem__(self, index):
+        if index not in self._placed:
+            self._placed[index] = self._loader.move_to(self._sets[index], self._device)
+        return self._placed[index]
+
+
 def _forbid_new_processes(backend):
     """No process the candidate could compute in unobserved. The interpreter needs none, so
     fork and exec are refused outright; the compilers of the other backends run programs (ptxas
@@ -1037,6 +1083,8 @@ def _same_bits(a, b, torch):
 
 
 def _tampering_text(label):
+    if label.startswith("input monitor: "):
+        return label.partition(": ")[2]
     if label.startswith("result file "):
         return f"{label} was changed after the harness wrote it"
     return f"{label} replaced"

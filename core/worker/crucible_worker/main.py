@@ -4,7 +4,7 @@ import json
 import sys
 import traceback
 
-from . import os_sandbox
+from . import input_monitor, os_sandbox
 from .channel import open_channel
 
 STAGES = ("static", "reference", "candidate", "synthcheck", "trace")
@@ -30,11 +30,15 @@ def main(argv):
               file=sys.stderr)
         return 2
     stage, job_path = argv
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    if stage == "candidate":
+        # Before anything else: the timing sets go to a process of their own, which hands each
+        # over when its call runs (input_monitor.py). Only the candidate's side returns.
+        input_monitor.start_for_job(job)
     channel = open_channel()
     # The kernel's walls go up before torch exists (its thread pools inherit them).
     sandbox = os_sandbox.apply_at_start()
-    with open(job_path, encoding="utf-8") as f:
-        job = json.load(f)
     try:
         facts = _stage_module(stage).run(job, channel)
     except Exception as exc:  # the harness itself failed: report it as infrastructure

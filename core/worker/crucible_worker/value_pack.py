@@ -240,6 +240,12 @@ def load(path, device="cpu"):
         data = bytearray(os.fstat(f.fileno()).st_size)
         if f.readinto(data) != len(data):
             raise ValueError(f"{path}: file changed while it was read")
+    return loads(data, path, device)
+
+
+def loads(data, path, device="cpu"):
+    """A value pack from its bytes (`path` names it in errors)."""
+    data = bytearray(data)
     header, data_start = _parse_header(data, path)
     tensors = [_read_tensor(data, data_start, entry, i, path)
                for i, entry in enumerate(header["tensors"])]
