@@ -1,4 +1,4 @@
-"""guards.py in-process: launch counting on the Triton interpreter (plain, autotuned,
+"""The guards package in-process: launch counting on the Triton interpreter (plain, autotuned,
 heuristics), the no-op switch, ATen accounting and poison, the foreign-call profiler, the
 auditor's rules (without installing the hook: it cannot be removed), identity snapshots.
 """

@@ -5,7 +5,7 @@ lands here. Host-side API in pure Python; kernels are compiled to OpenCL C and r
 library crucible_tcl (see runtime.py)."""
 
 __version__ = "3.6.0+crucible.opencl"
-CRUCIBLE_SHIM = True  # the worker's guards patch this package's launch path (guards.py)
+CRUCIBLE_SHIM = True  # the worker's guards patch this package's launch path (guards/launches.py)
 
 from . import language  # noqa: F401
 from .runtime import Config, JITFunction, autotune, heuristics, jit  # noqa: F401
