@@ -5,14 +5,14 @@ processes).
 Both are applied by the worker to itself, before the code they guard exists: the file rules
 before torch is imported (Landlock binds the calling thread and the threads it starts later,
 so it must come before torch's thread pools; on a GPU just after CUDA has started), the process
-rules just before a candidate is imported. Neither can be lifted afterwards by anything in the process, which is what makes them
-structural rather than checks a candidate could unhook. They sit under bubblewrap where it is
-installed and are the only walls where it is not (GPU machines).
+rules just before a candidate is imported. Nothing in the process can lift them afterwards,
+which makes them structural rather than checks a candidate could unhook. They sit under
+bubblewrap where it is installed and are the only walls where it is not (GPU machines).
 
 The plan comes from the parent in CRUCIBLE_SANDBOX (JSON): `read` and `write` are the paths the
-stage needs, `hidden` the folders nobody else's paths inside may be read from (the temporary
-root holding every job: the reference, the expected outputs and other runs' files), `gpu`
-whether CUDA is started before the file rules.
+stage needs; inside the `hidden` folders (the temporary root holding every job: the reference,
+the expected outputs, other runs' files) nothing else may be read; `gpu` says whether CUDA
+starts before the file rules.
 """
 import ctypes
 import json

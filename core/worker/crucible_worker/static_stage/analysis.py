@@ -6,7 +6,7 @@ import os
 import textwrap
 
 from .patterns import _WELL_KNOWN_MODULES
-from .parsing import _imported_part, _last_definition, _parse_file, _recursion_head_room, _syntax_error, _unparse
+from .parsing import TOO_DEEP, _analyse_file, _last_definition, _syntax_error, _unparse
 from .reference import reference_facts
 from .names import _Names
 from .kernels import _find_kernels, _kernel_aliases
@@ -35,17 +35,10 @@ def _unique_sorted(observations):
 def candidate_facts(path, reference_stem=None):
     facts = {"syntax_error": None, "model_new_line": None, "forward_line": None,
              "model_new_bases": [], "kernels": [], "launches": [], "observations": []}
-    tree, error = _parse_file(path)
-    if error:
-        facts["syntax_error"] = error
-        return facts
-    with _recursion_head_room():
-        try:
-            _analyse_candidate(_imported_part(tree), reference_stem, facts)
-        except RecursionError:
-            return dict(facts, syntax_error=_syntax_error(
-                "the code is nested too deeply to analyse"), kernels=[], launches=[],
-                observations=[])
+    if not _analyse_file(path, facts,
+                         lambda tree: _analyse_candidate(tree, reference_stem, facts)):
+        return dict(facts, syntax_error=_syntax_error(TOO_DEEP), kernels=[], launches=[],
+                    observations=[])
     return facts
 
 

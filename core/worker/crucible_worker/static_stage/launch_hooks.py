@@ -3,7 +3,8 @@ host compute hides from the launch count.
 """
 import ast
 
-from .patterns import _HOST_TRANSFER_METHODS, _METADATA_ATTRS, _NUMPY_ROOTS, _NUMPY_VIEW_METHODS, _matches, _method
+from .patterns import (_HOST_TRANSFER_METHODS, _METADATA_ATTRS, _NUMPY_ROOTS, _NUMPY_VIEW_METHODS,
+                       _matches, _method)
 from .parsing import _module_level_statements, _unparse
 from .reference import _assignment_pairs
 from .kernels import _triton_decorator

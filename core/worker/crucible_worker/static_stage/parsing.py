@@ -119,3 +119,22 @@ def _unparse(node):
         return ast.unparse(node)
     except Exception:  # a tree too deep to print is still a fact; its text is not needed
         return "<expression>"
+
+
+TOO_DEEP = "the code is nested too deeply to analyse"
+
+
+def _analyse_file(path, facts, analyse):
+    """Parses `path` and runs `analyse` on the part that runs at import, with the walk's head
+    room. A file that does not parse gets its `syntax_error` in `facts`. False when the file
+    parsed but nests too deeply to analyse."""
+    tree, error = _parse_file(path)
+    if error:
+        facts["syntax_error"] = error
+        return True
+    with _recursion_head_room():
+        try:
+            analyse(_imported_part(tree))
+        except RecursionError:
+            return False
+    return True

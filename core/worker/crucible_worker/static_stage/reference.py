@@ -2,7 +2,7 @@
 """
 import ast
 
-from .parsing import _imported_part, _last_definition, _parse_file, _recursion_head_room, _syntax_error
+from .parsing import TOO_DEEP, _analyse_file, _last_definition, _syntax_error
 
 
 class _NotConstant(Exception):
@@ -115,15 +115,8 @@ def _module_constants(body):
 def reference_facts(path):
     facts = {"syntax_error": None, "model_line": None, "get_inputs_line": None,
              "get_init_inputs_line": None, "constants": {}}
-    tree, error = _parse_file(path)
-    if error:
-        facts["syntax_error"] = error
-        return facts
-    with _recursion_head_room():
-        try:
-            _analyse_reference(_imported_part(tree).body, facts)
-        except RecursionError:
-            facts["syntax_error"] = _syntax_error("the code is nested too deeply to analyse")
+    if not _analyse_file(path, facts, lambda tree: _analyse_reference(tree.body, facts)):
+        facts["syntax_error"] = _syntax_error(TOO_DEEP)
     return facts
 
 

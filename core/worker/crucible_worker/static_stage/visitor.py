@@ -3,10 +3,24 @@
 import ast
 import os
 
-from .patterns import _AUTOCAST, _BYTE_BUILTINS, _BYTE_VIEWS, _CACHE_LOOKUP_METHODS, _CAST_FUNCTIONS, _CAST_METHODS, _COMPUTED_NAME_OWNERS, _DISPATCH_MODE_LEAVES, _DTYPE_KEYWORDS, _DYNAMIC_CODE_BUILTINS, _HOST_TRANSFER_METHODS, _IMPORT_FUNCTIONS, _INTROSPECTION, _INTROSPECTION_ATTRS, _IN_MEMORY_FILES, _ITERATING_BUILTINS, _LIST_MUTATORS, _MATH_SHAPE_HELPERS, _MEMBER_FUNCTIONS, _MEMO_DECORATORS, _METADATA_ATTRS, _MODULE_BASES, _NUMPY_METADATA, _NUMPY_SCALARS, _NUMPY_VIEW_METHODS, _PRIVATE_FRAME_NAMESPACES, _PROCESS_OR_NETWORK, _PROCESS_PREFIXES, _RAW_BYTES_ATTRS, _RAW_BYTES_MODULES, _REDUCED_PRECISION_FLAGS, _REPORTED_IMPORTS, _SIZE_BUILTINS, _SIZE_METHODS, _STORAGE_METHODS, _SUBCLASS_FACTORIES, _SUBCLASS_HOOKS, _SYS_MODULES_MUTATORS, _TENSOR_BASES, _THREADING, _TORCH_INTERNAL_ATTRS, _WATCHED_NAMESPACES, _built_from_literals, _is_harness_name, _is_numpy_name, _is_numpy_view, _is_torch_internal, _matches, _method, _sensitive_string_kind
+from .patterns import (_AUTOCAST, _BYTE_BUILTINS, _BYTE_VIEWS, _CACHE_LOOKUP_METHODS,
+                       _CAST_FUNCTIONS, _CAST_METHODS, _COMPUTED_NAME_OWNERS,
+                       _DISPATCH_MODE_LEAVES, _DTYPE_KEYWORDS, _DYNAMIC_CODE_BUILTINS,
+                       _HOST_TRANSFER_METHODS, _IMPORT_FUNCTIONS, _INTROSPECTION,
+                       _INTROSPECTION_ATTRS, _IN_MEMORY_FILES, _ITERATING_BUILTINS, _LIST_MUTATORS,
+                       _MATH_SHAPE_HELPERS, _MEMBER_FUNCTIONS, _MEMO_DECORATORS, _METADATA_ATTRS,
+                       _MODULE_BASES, _NUMPY_METADATA, _NUMPY_SCALARS, _NUMPY_VIEW_METHODS,
+                       _PRIVATE_FRAME_NAMESPACES, _PROCESS_OR_NETWORK, _PROCESS_PREFIXES,
+                       _RAW_BYTES_ATTRS, _RAW_BYTES_MODULES, _REDUCED_PRECISION_FLAGS,
+                       _REPORTED_IMPORTS, _SIZE_BUILTINS, _SIZE_METHODS, _STORAGE_METHODS,
+                       _SUBCLASS_FACTORIES, _SUBCLASS_HOOKS, _SYS_MODULES_MUTATORS, _TENSOR_BASES,
+                       _THREADING, _TORCH_INTERNAL_ATTRS, _WATCHED_NAMESPACES,
+                       _built_from_literals, _is_harness_name, _is_numpy_name, _is_numpy_view,
+                       _is_torch_internal, _matches, _method, _sensitive_string_kind)
 from .parsing import _module_level_statements, _unparse
 from .names import _chain_root, _import_target
-from .statements import _Frame, _cache_key_kind, _catches_only_import_errors, _flatten_targets, _is_constant, _is_low_precision_dtype, _only_imports, _only_reraises
+from .statements import (_Frame, _cache_key_kind, _catches_only_import_errors, _flatten_targets,
+                         _is_constant, _is_low_precision_dtype, _only_imports, _only_reraises)
 from .reach import _local_cache_keys, _own_nodes, _parameter_names
 from .launch_hooks import _EXTRACTING_METHODS
 from .compensated import _compensated_products, _compensated_splits
