@@ -235,12 +235,13 @@ class CandidateStage:
             self.alt_inputs = vp.load(alt_path, "cpu")
         from . import input_monitor
         monitor = input_monitor.client()
-        if monitor is not None:
+        if monitor is not None:  # the sets stay with the monitor until their calls
             self.timing_inputs = _HandedOver(monitor, vp, self._tampering)
-        for j in range(int(self.job.get("timing_sets", 0)) if monitor is None else 0):
-            path = os.path.join(self.inputs_dir, f"timing_{j}.ctp")
-            if os.path.exists(path):
-                self.timing_inputs.append(vp.load(path, "cpu"))
+        else:
+            for j in range(int(self.job.get("timing_sets", 0))):
+                path = os.path.join(self.inputs_dir, f"timing_{j}.ctp")
+                if os.path.exists(path):
+                    self.timing_inputs.append(vp.load(path, "cpu"))
         if self.job.get("private_inputs"):
             _remove_files(self.inputs_dir)
 

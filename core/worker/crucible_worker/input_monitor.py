@@ -43,7 +43,8 @@ def start(inputs_dir, count):
 
 def _serve(conn, inputs_dir, count, child):
     # Nothing of the stage's channel in this process: the child reads the key and writes facts.
-    for fd in (0, 3):
+    channel = os.environ.get("CRUCIBLE_RESULT_FD", "3")
+    for fd in (0, int(channel) if channel.isdigit() else 3):
         if fd == conn.fileno():
             continue
         try:

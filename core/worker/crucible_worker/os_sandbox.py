@@ -285,15 +285,14 @@ def _deny(nr, errno=_EPERM):
     return [(_JEQ_K, 0, 1, nr), (_RET_K, 0, 0, _RET_ERRNO | errno)]
 
 
-def _deny_when_arg(nr, arg_checks):
-    """For syscall `nr`: load argument 0 and refuse when one check matches, else allow. Each
-    check is (opcode, constant, action) with action 'deny' or 'allow'."""
+def _deny_when_arg(nr, arg_checks, otherwise):
+    """For syscall `nr`: load argument 0; the first check (opcode, constant, action) that
+    matches decides, 'deny' or 'allow'; `otherwise` decides when none does."""
+    verdict = {"deny": _RET_ERRNO | _EPERM, "allow": _RET_ALLOW}
     body = [(_LD_W_ABS, 0, 0, 16)]
     for op, k, action in arg_checks:
-        ret = _RET_ERRNO | _EPERM if action == "deny" else _RET_ALLOW
-        body += [(op, 0, 1, k), (_RET_K, 0, 0, ret)]
-    body.append((_RET_K, 0, 0, _RET_ALLOW if arg_checks[-1][2] == "deny" else
-                 _RET_ERRNO | _EPERM))
+        body += [(op, 0, 1, k), (_RET_K, 0, 0, verdict[action])]
+    body.append((_RET_K, 0, 0, verdict[otherwise]))
     return [(_JEQ_K, 0, len(body), nr)] + body
 
 
@@ -334,7 +333,7 @@ def _escape_rules(nr):
                  "userfaultfd", "keyctl"):
         out += _deny(nr[name])
     out += _deny_when_arg(nr["socket"], [(_JEQ_K, _AF_INET, "deny"), (_JEQ_K, _AF_INET6, "deny"),
-                                         (_JEQ_K, _AF_PACKET, "deny")])
+                                         (_JEQ_K, _AF_PACKET, "deny")], otherwise="allow")
     return out
 
 
@@ -371,7 +370,7 @@ def forbid_processes(allow_spawn):
         checks = [(_JSET_K, _CLONE_THREAD, "allow")]
         if allow_spawn:
             checks.append((_JSET_K, _CLONE_VFORK, "allow"))
-        out += _deny_when_arg(nr["clone"], checks)
+        out += _deny_when_arg(nr["clone"], checks, otherwise="deny")
         return out
 
     _install(arch, _program(arch, [rules]))
