@@ -256,7 +256,7 @@ struct CappedText {
 /// Splits the result channel into lines, each stamped when its newline arrived.
 class ChannelReader {
  public:
-  explicit ChannelReader(ExecutionResult& result) : result_(result) {}
+  ChannelReader(ExecutionResult& result, const ProcessSpec& spec) : result_(result), spec_(spec) {}
 
   void append(const char* data, std::size_t n, Clock::time_point now) {
     const std::size_t room = kept_ < kChannelCapBytes ? kChannelCapBytes - kept_ : 0;
@@ -267,6 +267,7 @@ class ChannelReader {
     std::size_t start = 0;
     for (auto nl = partial_.find('\n'); nl != std::string::npos; nl = partial_.find('\n', start)) {
       result_.channel.push_back({now, partial_.substr(start, nl - start)});
+      if (spec_.onChannelLine) spec_.onChannelLine(result_.channel.back());
       start = nl + 1;
     }
     partial_.erase(0, start);
@@ -274,12 +275,16 @@ class ChannelReader {
 
   /// A last line without a newline still counts once the channel is closed.
   void finish(Clock::time_point now) {
-    if (!partial_.empty()) result_.channel.push_back({now, std::move(partial_)});
+    if (!partial_.empty()) {
+      result_.channel.push_back({now, std::move(partial_)});
+      if (spec_.onChannelLine) spec_.onChannelLine(result_.channel.back());
+    }
     partial_.clear();
   }
 
  private:
   ExecutionResult& result_;
+  const ProcessSpec& spec_;
   std::string partial_;
   std::size_t kept_ = 0;
 };
@@ -488,6 +493,7 @@ class Runner {
     stdinEnded_ = !spec_.stdinFeed;
     setNonBlocking(stdin_.write.get());
     takeFeed();
+    if (spec_.onStarted) spec_.onStarted(pid_);
     return true;
   }
 
@@ -566,7 +572,7 @@ class Runner {
     if (stop_.stop_requested()) {
       result_.cancelled = true;
       killGroup();
-    } else if (now >= deadline_) {
+    } else if (now >= deadline()) {
       result_.timedOut = true;
       killGroup();
     } else if (now >= nextWatch_) {
@@ -574,8 +580,12 @@ class Runner {
     }
   }
 
+  Clock::time_point deadline() const {
+    return spec_.timeNotCounted ? deadline_ + spec_.timeNotCounted() : deadline_;
+  }
+
   int pollTimeoutMs(Clock::time_point now) const {
-    auto until = killed_ ? lastKill_ + kRekillPeriod : std::min(deadline_, nextWatch_);
+    auto until = killed_ ? lastKill_ + kRekillPeriod : std::min(deadline(), nextWatch_);
     if (!pidfd_.valid()) until = std::min(until, now + kExitPollPeriod);
     const auto wait = std::chrono::ceil<std::chrono::milliseconds>(until - now);
     return static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, 1000));
@@ -756,7 +766,7 @@ class Runner {
   const ProcessSpec& spec_;
   std::stop_token stop_;
   ExecutionResult result_;
-  ChannelReader channelReader_{result_};
+  ChannelReader channelReader_{result_, spec_};
 
   std::vector<std::string> argStore_, envStore_;
   std::vector<char*> argPtrs_, envPtrs_;

@@ -60,6 +60,12 @@ struct SandboxSpec {
   bool allowGpu = false;                   // bind /dev/nvidia*, /sys, /proc/driver
 };
 
+/// One line the child wrote to the result channel, timestamped on arrival.
+struct ChannelLine {
+  std::chrono::steady_clock::time_point received;
+  std::string text;
+};
+
 struct ProcessSpec {
   std::vector<std::string> argv;           // argv[0] resolved to an absolute path by the caller
   std::map<std::string, std::string> env;  // the child's whole environment
@@ -74,12 +80,15 @@ struct ProcessSpec {
   // Called on run()'s thread with stdout's bytes as they arrive; they are then not kept in
   // ExecutionResult::stdoutText (a long-lived child writes without end).
   std::function<void(std::string_view)> onStdout;
-};
-
-/// One line the child wrote to the result channel, timestamped on arrival.
-struct ChannelLine {
-  std::chrono::steady_clock::time_point received;
-  std::string text;
+  // Called on run()'s thread with each result-channel line as it arrives (it is kept too): a
+  // parent that answers the child while it runs.
+  std::function<void(const ChannelLine&)> onChannelLine;
+  // Called on run()'s thread once the child has started, with its process group's id (the
+  // group a parent may pause and resume while another process has the machine to itself).
+  std::function<void(int)> onStarted;
+  // Time the child spent held up by the parent (paused, or waiting for it on purpose), added to
+  // its wall timeout: a child that waits for its turn is not the one running late.
+  std::function<std::chrono::milliseconds()> timeNotCounted;
 };
 
 /// Everything one run of a child produced (Compiler Explorer's ExecutionResult).

@@ -67,8 +67,8 @@ void compareTimedOutputs(const JobPacks& packs, const ToleranceTable& tolerances
   for (int j = 0; j < sets; ++j) {
     const int files = timedFilesOf(o.candidateFacts, j);
     if (files == 0 && j > 0) continue;
-    const auto expected = packs.load(packs.reference("ref", "expected_timing_" +
-                                                                std::to_string(j) + ".ctp"));
+    const auto expected =
+        packs.load(packs.reference("ref", "expected_timing_" + std::to_string(j) + ".ctp"));
     std::vector<std::string> names;
     for (int n = 0; n < files; ++n) {
       names.push_back("timed_" + std::to_string(j) + "_" + std::to_string(n) + ".ctp");
@@ -79,10 +79,10 @@ void compareTimedOutputs(const JobPacks& packs, const ToleranceTable& tolerances
       if (file.bytes == 0) continue;  // not written: the facts say why (an error, no timing)
       const auto actual = packs.load(file);
       if (actual.replaced) o.replacedFiles.push_back(name);
-      o.timed.push_back(expected.pack && actual.pack
-                            ? std::optional(comparePacks(*expected.pack, *actual.pack, tolerances,
-                                                         rule))
-                            : std::nullopt);
+      o.timed.push_back(
+          expected.pack && actual.pack
+              ? std::optional(comparePacks(*expected.pack, *actual.pack, tolerances, rule))
+              : std::nullopt);
     }
   }
 }

@@ -27,7 +27,9 @@ void to_json(json& j, const Timing& timing) {
   j = json{{"reference_ms", optionalNumber(timing.referenceMs)},
            {"candidate_ms", optionalNumber(timing.candidateMs)},
            {"compile_reference_ms", optionalNumber(timing.compileReferenceMs)},
-           {"threads", timing.threads ? json(*timing.threads) : json(nullptr)}};
+           {"threads", timing.threads ? json(*timing.threads) : json(nullptr)},
+           {"rounds", timing.rounds},
+           {"interleaved", timing.interleaved}};
 }
 
 void from_json(const json& j, Timing& timing) {
@@ -37,6 +39,8 @@ void from_json(const json& j, Timing& timing) {
   timing.threads = j.contains("threads") && j["threads"].is_number_integer()
                        ? std::optional<int>(j["threads"].get<int>())
                        : std::nullopt;
+  timing.rounds = j.value("rounds", 0);
+  timing.interleaved = j.value("interleaved", false);
 }
 
 void to_json(json& j, const EvalError& error) {
@@ -68,6 +72,8 @@ void to_json(json& j, const Evaluation& e) {
            {"correct", e.correct},
            {"speedup", optionalNumber(e.speedup)},
            {"speedup_spread", e.speedupSpread ? json(*e.speedupSpread) : json(nullptr)},
+           {"compile_speedup_spread",
+            e.compileSpeedupSpread ? json(*e.compileSpeedupSpread) : json(nullptr)},
            {"timing", e.timing},
            {"flags", e.flags},
            {"reward", e.reward},
@@ -89,9 +95,13 @@ void from_json(const json& j, Evaluation& e) {
   e.verdict = *verdict;
   e.correct = j.value("correct", false);
   e.speedup = readOptionalNumber(j, "speedup");
-  e.speedupSpread = j.contains("speedup_spread") && j["speedup_spread"].is_object()
-                        ? std::optional<SpeedupSpread>(j["speedup_spread"].get<SpeedupSpread>())
-                        : std::nullopt;
+  auto spread = [&j](const char* key) {
+    return j.contains(key) && j[key].is_object()
+               ? std::optional<SpeedupSpread>(j[key].get<SpeedupSpread>())
+               : std::nullopt;
+  };
+  e.speedupSpread = spread("speedup_spread");
+  e.compileSpeedupSpread = spread("compile_speedup_spread");
   e.timing = j.value("timing", Timing{});
   e.flags = j.value("flags", std::vector<Flag>{});
   e.reward = j.contains("reward") ? j["reward"].get<Reward>() : Reward{};

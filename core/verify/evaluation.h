@@ -19,6 +19,8 @@ struct Timing {
   std::optional<double> candidateMs;
   std::optional<double> compileReferenceMs;  // torch.compile, where it works
   std::optional<int> threads;  // PyTorch's (and PoCL's) CPU threads in both stages, when set
+  int rounds = 0;              // the candidate's timed rounds
+  bool interleaved = false;    // every round timed in turns with the reference's
   bool operator==(const Timing&) const = default;
 };
 
@@ -47,6 +49,7 @@ struct Evaluation {
   std::optional<double> speedup;  // reference_ms / candidate_ms when correct and timed
   // The range the samples allow; none where the outside check's time replaced the candidate's.
   std::optional<SpeedupSpread> speedupSpread;
+  std::optional<SpeedupSpread> compileSpeedupSpread;  // against torch.compile, where measured
   Timing timing;
   std::vector<Flag> flags;
   Reward reward;

@@ -53,6 +53,9 @@ const std::vector<FlagInfo>& flagCatalogue() {
       {"unconfirmed_timing", Warning,
        "the time measured inside the candidate's process was not confirmed by the interval "
        "measured outside it; the outside time is used"},
+      {"unpaired_timing", Warning,
+       "the reference's and the candidate's timed rounds did not alternate (a side missed its "
+       "turns or its timer failed): load may have fallen on one side only"},
       {"impossible_timing", Cheat,
        "a measured time below the physical floor: the task's bytes over the device's measured "
        "bandwidth, or its arithmetic over its peak rate"},

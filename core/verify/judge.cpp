@@ -32,6 +32,16 @@ std::vector<double> samplesOf(const json& j, const char* key) {
   return out;
 }
 
+/// Per-round samples: an array of arrays of numbers under `key`.
+std::vector<std::vector<double>> roundsOf(const json& j, const char* key) {
+  std::vector<std::vector<double>> out;
+  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return out;
+  for (const auto& round : j[key]) {
+    out.push_back(samplesOf(json{{"r", round}}, "r"));
+  }
+  return out;
+}
+
 const json& at(const json& j, const char* key) {
   static const json null;
   return j.is_object() && j.contains(key) ? j[key] : null;
@@ -400,6 +410,41 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
   }
 }
 
+/// How the two sides' timed rounds went: how many the candidate timed, whether every one of
+/// them (and every one of the reference's) was timed in its turn, and a warning where not.
+void judgeRounds(const Observations& o, Evaluation& e, FlagSet& flags) {
+  const json& candidateTiming = at(o.candidateFacts, "timing");
+  e.timing.rounds = static_cast<int>(numberOf(candidateTiming, "rounds").value_or(0));
+  if (!o.turns.is_object() || e.timing.rounds == 0) return;  // not run in turns at all
+  std::vector<std::string> why;
+  auto sideUnpaired = [&](const json& facts, const char* side) {
+    const json& turns = at(facts, "turns");
+    const auto asked = numberOf(turns, "asked").value_or(0);
+    const auto granted = numberOf(turns, "granted").value_or(0);
+    if (asked == 0 || granted < asked) {
+      const json& reason = at(turns, "unpaired");
+      why.push_back(std::string(side) + ": " +
+                    (reason.is_string() ? reason.get<std::string>() : "no turns were asked for"));
+    }
+  };
+  if (!at(o.baselineFacts, "error").is_null()) {
+    why.push_back("reference: " + get(at(o.baselineFacts, "error"), "message", "its timer failed"));
+  } else if (!o.baselineFacts.is_object()) {
+    why.emplace_back("reference: its timer reported nothing");
+  } else {
+    sideUnpaired(o.baselineFacts, "reference");
+  }
+  sideUnpaired(o.candidateFacts, "candidate");
+  for (const auto& error : at(o.turns, "protocol_errors")) {
+    if (error.is_string()) why.push_back(error.get<std::string>());
+  }
+  e.timing.interleaved = why.empty();
+  if (why.empty()) return;
+  std::string message = "the reference and the candidate were not timed in turns";
+  for (std::size_t i = 0; i < why.size(); ++i) message += (i ? "; " : " (") + why[i];
+  flags.raise("unpaired_timing", message + ")", std::nullopt, {{"reasons", why}});
+}
+
 /// The candidate's time: the reported median, unless the outside measurement does not confirm
 /// it (then warn and use the outside one). Not a cheat by itself: on a loaded machine the
 /// outside interval can hold many times the calls' own time. A forged time gains nothing.
@@ -575,19 +620,24 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   if (const auto threads = numberOf(at(o.referenceFacts, "timing"), "threads")) {
     e.timing.threads = static_cast<int>(*threads);
   }
+  judgeRounds(o, e, flags);
   if (e.correct && e.timing.referenceMs && e.timing.candidateMs && *e.timing.candidateMs > 0) {
     e.speedup = *e.timing.referenceMs / *e.timing.candidateMs;
     // The samples speak for the time only where it is the candidate's own median, and only
-    // those its median counts (each timing set's first call).
+    // those its median counts (each timing set's first call), round by round beside the
+    // reference's rounds.
+    const json& refTiming = at(o.referenceFacts, "timing");
     const json& candidateTiming = at(f, "timing");
     if (e.timing.candidateMs == numberOf(candidateTiming, "median_ms")) {
-      auto samples = samplesOf(candidateTiming, "samples_ms");
-      const auto fresh = numberOf(candidateTiming, "fresh_samples");
-      if (fresh && *fresh >= 1 && *fresh < static_cast<double>(samples.size())) {
-        samples.resize(static_cast<std::size_t>(*fresh));
+      const auto samples = samplesOf(candidateTiming, "fresh_ms");
+      const auto rounds = roundsOf(candidateTiming, "fresh_rounds_ms");
+      e.speedupSpread = widest(speedupSpread(samplesOf(refTiming, "eager_samples_ms"), samples),
+                               roundSpread(roundsOf(refTiming, "eager_rounds_ms"), rounds));
+      if (e.timing.compileReferenceMs) {
+        e.compileSpeedupSpread =
+            widest(speedupSpread(samplesOf(refTiming, "compile_samples_ms"), samples),
+                   roundSpread(roundsOf(refTiming, "compile_rounds_ms"), rounds));
       }
-      e.speedupSpread =
-          speedupSpread(samplesOf(at(o.referenceFacts, "timing"), "eager_samples_ms"), samples);
     }
   }
   checkPlausibility(o, e, options, flags);

@@ -29,9 +29,12 @@ struct ProcessOutcome {
 
 /// Everything the judge looks at.
 struct Observations {
-  nlohmann::json staticFacts = nlohmann::json::object();     // the static stage's "candidate"
-  nlohmann::json referenceFacts = nlohmann::json::object();  // the reference stage's facts
-  nlohmann::json candidateFacts;                             // null when none arrived
+  nlohmann::json staticFacts = nlohmann::json::object();  // the static stage's "candidate"
+  // The reference stage's facts; their "timing" is the baseline stage's.
+  nlohmann::json referenceFacts = nlohmann::json::object();
+  nlohmann::json candidateFacts;  // null when none arrived
+  nlohmann::json baselineFacts;   // the reference's timer's facts; null when none arrived
+  nlohmann::json turns;           // the timing turns as granted (TurnReferee::log)
   ProcessOutcome candidateProcess;
 
   std::vector<std::optional<PackComparison>> trials;  // expected_K vs actual_K; nullopt: none

@@ -37,6 +37,33 @@ std::optional<SpeedupSpread> speedupSpread(const std::vector<double>& referenceS
   return s;
 }
 
+std::optional<SpeedupSpread> roundSpread(const std::vector<std::vector<double>>& referenceRounds,
+                                         const std::vector<std::vector<double>>& candidateRounds) {
+  std::vector<double> ratios;
+  for (std::size_t k = 0; k < std::min(referenceRounds.size(), candidateRounds.size()); ++k) {
+    const auto reference = positive(referenceRounds[k]);
+    const auto candidate = positive(candidateRounds[k]);
+    if (reference.empty() || candidate.empty()) continue;
+    ratios.push_back(quantile(reference, 0.5) / quantile(candidate, 0.5));
+  }
+  if (ratios.size() < 2) return std::nullopt;
+  SpeedupSpread s;
+  s.low = *std::min_element(ratios.begin(), ratios.end());
+  s.high = *std::max_element(ratios.begin(), ratios.end());
+  s.noisy = s.high > kNoisySpreadRatio * s.low;
+  return s;
+}
+
+std::optional<SpeedupSpread> widest(const std::optional<SpeedupSpread>& a,
+                                    const std::optional<SpeedupSpread>& b) {
+  if (!a || !b) return a ? a : b;
+  SpeedupSpread s;
+  s.low = std::min(a->low, b->low);
+  s.high = std::max(a->high, b->high);
+  s.noisy = s.high > kNoisySpreadRatio * s.low;
+  return s;
+}
+
 double conservativeSpeedup(double speedup, const std::optional<SpeedupSpread>& spread) {
   return spread && spread->noisy ? std::min(speedup, spread->low) : speedup;
 }

@@ -30,6 +30,16 @@ double quantile(std::vector<double> samples, double q);
 std::optional<SpeedupSpread> speedupSpread(const std::vector<double>& referenceSamples,
                                            const std::vector<double>& candidateSamples);
 
+/// The spread of the rounds' speedups (the reference's round median over the candidate's round
+/// median, round by round): load that changes between rounds shows here even where each round's
+/// samples agree. nullopt with fewer than two comparable rounds.
+std::optional<SpeedupSpread> roundSpread(const std::vector<std::vector<double>>& referenceRounds,
+                                         const std::vector<std::vector<double>>& candidateRounds);
+
+/// Both ranges at once: the lower of the lows, the higher of the highs; either may be missing.
+std::optional<SpeedupSpread> widest(const std::optional<SpeedupSpread>& a,
+                                    const std::optional<SpeedupSpread>& b);
+
 /// The speed a reward may count: the low end when the spread is noisy, else the speedup.
 double conservativeSpeedup(double speedup, const std::optional<SpeedupSpread>& spread);
 

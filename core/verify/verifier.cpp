@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "core/proc/process.h"
 #include "core/task/extract.h"
@@ -15,6 +16,7 @@
 #include "core/verify/compare_outputs.h"
 #include "core/verify/device_lock.h"
 #include "core/verify/judge.h"
+#include "core/verify/timing_turns.h"
 #include "core/verify/worker_stage.h"
 
 namespace crucible {
@@ -97,6 +99,8 @@ void checkReferenceStatically(const std::string& path, const json& ref) {
   }
 }
 
+constexpr int kTimingRounds = 5;
+
 json timingJob(const VerifyRequest& request, const std::string& backend) {
   const bool gpu = backend == "cuda";
   const int reps = request.timingReps.value_or(gpu ? 100 : 10);
@@ -104,6 +108,8 @@ json timingJob(const VerifyRequest& request, const std::string& backend) {
           {"reps", reps},
           {"min_time_s", gpu ? 0.5 : 0.2},
           {"check_reps", 3},
+          // The reference's and the candidate's timed calls alternate in this many rounds.
+          {"rounds", std::min(reps, kTimingRounds)},
           {"compile_baseline", request.compileBaseline},
           {"threads", request.threads}};
 }
@@ -219,6 +225,72 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
   return refStage.facts;
 }
 
+/// A timing side's stage, answered by `referee` while it runs.
+StageHooks turnHooks(TurnReferee& referee, TimingSide side) {
+  return {referee.feed(side), [&referee, side](const json& m) { referee.message(side, m); },
+          [&referee, side](int group) { referee.started(side, group); },
+          [&referee, side] { return referee.heldUp(side); }};
+}
+
+/// The reference's timer (the `baseline` stage), run on its own thread beside the candidate's
+/// stage and taking turns with it through `referee`.
+class BaselineRun {
+ public:
+  BaselineRun(const VerifyRequest& request, const std::string& backend,
+              const std::string& tclLibrary, const json& timing, int timingSets, ReferenceJob& job,
+              TurnReferee& referee, std::uint64_t memory, std::stop_token stop)
+      : forwardStop_(stop, [this] { stop_.request_stop(); }),
+        runner_(job.worker(), job.dir(), backend, tclLibrary, stop_.get_token(),
+                request.openclDevice) {
+    json baselineJob = {{"reference_path", job.referenceFile().string()},
+                        {"inputs_dir", (job / "inputs").string()},
+                        {"backend", backend},
+                        {"seed", request.seed},
+                        {"timing_sets", timingSets},
+                        {"timing", timing},
+                        {"threads", request.threads},
+                        {"turn_wait_s", request.timeoutSeconds}};
+    // It waits for the candidate's turns, so it may run as long as the candidate and then
+    // its own rounds and compile.
+    const double timeout = request.timeoutSeconds + std::max(600.0, request.timeoutSeconds);
+    const StageHooks hooks = turnHooks(referee, TimingSide::Reference);
+    thread_ = std::thread([this, baselineJob, hooks, timeout, memory, &job, &referee] {
+      try {
+        result_ = runner_.run("baseline", baselineJob, job / "baseline",
+                              {(job / "src-ref").string(), (job / "inputs").string()},
+                              {(job / "baseline").string()}, timeout, memory, hooks);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      referee.finished(TimingSide::Reference);
+    });
+  }
+  ~BaselineRun() {
+    if (thread_.joinable()) {
+      stop_.request_stop();
+      thread_.join();
+    }
+  }
+  BaselineRun(const BaselineRun&) = delete;
+  BaselineRun& operator=(const BaselineRun&) = delete;
+
+  /// Its result; `needed` false (the candidate never asked for a turn) stops it first.
+  StageResult finish(bool needed) {
+    if (!needed) stop_.request_stop();
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    return std::move(result_);
+  }
+
+ private:
+  std::stop_source stop_;
+  std::stop_callback<std::function<void()>> forwardStop_;
+  StageRunner runner_;
+  StageResult result_;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 std::string resolveBackend(const std::string& requested) {
@@ -260,7 +332,8 @@ VerifyOutcome verify(const VerifyRequest& request,
     throw BadInput("unknown reward preset '" + request.rewardPreset + "'");
   }
   if (request.trials < 1) throw BadInput("--trials must be at least 1");
-  ReferenceJob job(request.referencePath, {"src-cand", "inputs", "ref", "cand", "static"});
+  ReferenceJob job(request.referencePath,
+                   {"src-cand", "inputs", "ref", "cand", "static", "baseline"});
   auto candidateSource =
       request.candidateText ? request.candidateText : readFile(request.candidatePath);
   if (!candidateSource) throw BadInput(request.candidatePath + ": cannot read the file");
@@ -353,17 +426,33 @@ VerifyOutcome verify(const VerifyRequest& request,
         {"timing", candidateTiming},
         {"allowed_roots",
          {(job / "cand").string(), (job / "cand-inputs").string(), (job / "src-cand").string()}}};
+    // Stage 3b, beside it: the reference's timer, in turns with the candidate's timed rounds.
+    TurnReferee referee;
+    BaselineRun baseline(request, backend, tclLibrary, timing, refFacts.value("timing_sets", 0),
+                         job, referee, ram * 3 / 4, stop);
+    const StageHooks candidateHooks = turnHooks(referee, TimingSide::Candidate);
     auto candStage = runner.run("candidate", candJob, job / "cand", {(job / "src-cand").string()},
                                 {(job / "cand").string(), (job / "cand-inputs").string()},
-                                request.timeoutSeconds, candidateMemory);
+                                request.timeoutSeconds, candidateMemory, candidateHooks);
+    referee.finished(TimingSide::Candidate);
+    auto baselineStage = baseline.finish(referee.candidateAsked());
     o.candidateFacts = candStage.facts;
     o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);
     o.outsideCheckMs = candStage.checkMs;
     o.checkReps = candStage.checkReps;
     o.forgedChannelLines = candStage.forgedLines;
+    o.baselineFacts = baselineStage.facts;
+    o.turns = referee.log();
+    if (o.baselineFacts.is_object() && o.baselineFacts.value("timing", json()).is_object()) {
+      o.referenceFacts["timing"] = o.baselineFacts["timing"];
+      facts["reference"]["timing"] = o.baselineFacts["timing"];
+    }
     facts["candidate"] = candStage.facts;
     facts["candidate_process"] = candStage.execution.toJson();
+    facts["baseline"] = baselineStage.facts;
+    facts["turns"] = o.turns;
     times.insert(times.end(), candStage.times.begin(), candStage.times.end());
+    times.insert(times.end(), baselineStage.times.begin(), baselineStage.times.end());
 
     report(progress, "judge", "comparing outputs and judging");
     const auto comparing = std::chrono::steady_clock::now();

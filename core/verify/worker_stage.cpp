@@ -119,9 +119,10 @@ StageRunner::StageRunner(const WorkerLocation& worker, const JobDir& job, std::s
 StageResult StageRunner::run(const std::string& stage, const json& givenJob,
                              const fs::path& scratch, std::vector<std::string> readOnly,
                              std::vector<std::string> writable, double timeoutSeconds,
-                             std::optional<std::uint64_t> memory) {
+                             std::optional<std::uint64_t> memory, const StageHooks& hooks) {
   json job = givenJob;
-  if (stage == "reference" || stage == "candidate") {
+  const bool onDevice = stage == "reference" || stage == "baseline" || stage == "candidate";
+  if (onDevice) {
     // The stages that run and time work on the device take turns with other verifications'.
     if (auto lock = deviceLockPrefix(backend_)) {
       job["device_lock"] = lock->string();
@@ -139,6 +140,17 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   const std::string key = makeChannelKey();
   spec.env["CRUCIBLE_CHANNEL_KEY"] = "stdin";
   spec.stdinText = key + "\n";
+  if (hooks.grants) {
+    spec.stdinFeed = hooks.grants;
+    spec.env["CRUCIBLE_TURNS"] = "stdin";
+  }
+  if (hooks.onMessage) {
+    spec.onChannelLine = [&](const proc::ChannelLine& line) {
+      if (auto opened = openChannelLine(line.text, key)) hooks.onMessage(*opened);
+    };
+  }
+  spec.onStarted = hooks.onStarted;
+  spec.timeNotCounted = hooks.timeNotCounted;
   spec.workingDir = scratch.string();
   spec.limits.wallTimeout =
       std::chrono::milliseconds(static_cast<long long>(timeoutSeconds * 1000));
@@ -170,12 +182,12 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   fs::create_directories(tmp);
   spec.env["TMPDIR"] = tmp.string();
   writable.push_back(scratch.string());
-  spec.env["CRUCIBLE_SANDBOX"] =
-      json{{"read", readOnly},
-           {"write", writable},
-           {"hidden", {temporaryRoot()}},
-           {"gpu", backend_ == "cuda" && (stage == "reference" || stage == "candidate")}}
-          .dump();
+  spec.env["CRUCIBLE_SANDBOX"] = json{
+      {"read", readOnly},
+      {"write", writable},
+      {"hidden", {temporaryRoot()}},
+      {"gpu", backend_ == "cuda" &&
+                  onDevice}}.dump();
   spec.sandbox.readOnlyPaths = std::move(readOnly);
   spec.sandbox.writablePaths = std::move(writable);
 

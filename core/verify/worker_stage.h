@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stop_token>
@@ -73,6 +75,18 @@ struct StageResult {
   std::vector<StageTime> times;
 };
 
+/// What a caller that answers a stage while it runs gives StageRunner::run (timing_turns.h).
+struct StageHooks {
+  // Turn grants: the stage's stdin stays open after the channel's key and takes these bytes.
+  std::shared_ptr<proc::StdinFeed> grants;
+  // Each signed channel message, as it arrives (on the stage's own thread).
+  std::function<void(const nlohmann::json&)> onMessage;
+  // The stage's process group, once it runs.
+  std::function<void(int)> onStarted;
+  // Time the stage was held up by the caller, not counted against its timeout.
+  std::function<std::chrono::milliseconds()> timeNotCounted;
+};
+
 /// Runs worker stages for one job folder on one backend.
 class StageRunner {
  public:
@@ -87,7 +101,7 @@ class StageRunner {
   StageResult run(const std::string& stage, const nlohmann::json& job,
                   const std::filesystem::path& scratch, std::vector<std::string> readOnly,
                   std::vector<std::string> writable, double timeoutSeconds,
-                  std::optional<std::uint64_t> memory);
+                  std::optional<std::uint64_t> memory, const StageHooks& hooks = {});
 
  private:
   const WorkerLocation& worker_;

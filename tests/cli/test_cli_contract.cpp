@@ -115,7 +115,7 @@ TEST_F(CliContract, StagesTakeTheDeviceLockWhereItIsOn) {
              {{"CRUCIBLE_DEVICE_LOCK", "on"}});
   ASSERT_EQ(locked.exitCode, 0) << locked.err;
   const json facts = json::parse(locked.out)["facts"];
-  for (const char* stage : {"reference", "candidate"}) {
+  for (const char* stage : {"reference", "baseline", "candidate"}) {
     const json& lock = facts[stage]["device_lock"];
     EXPECT_EQ(lock["state"], "held") << stage << ": " << lock.dump();
     EXPECT_GE(lock["exclusive_wait_s"].get<double>(), 0) << stage;
@@ -147,10 +147,38 @@ TEST_F(CliContract, BothSidesAreTimedOnTheSameThreadsAndTheSpeedupCarriesItsSpre
   EXPECT_EQ(facts["candidate"]["timing"]["threads"], 2);
 }
 
+TEST_F(CliContract, TheReferenceAndTheCandidateAreTimedInAlternatingRounds) {
+  ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
+  const json j = json::parse(verified_->out);
+  EXPECT_EQ(j["timing"]["interleaved"], true) << j["timing"].dump();
+  const int rounds = j["timing"]["rounds"].get<int>();
+  EXPECT_EQ(rounds, 3);  // --reps 3: three timing sets, one round each
+  const json& facts = j["facts"];
+  EXPECT_EQ(facts["reference"]["timing"]["eager_rounds_ms"].size(), rounds);
+  EXPECT_EQ(facts["candidate"]["timing"]["fresh_rounds_ms"].size(), rounds);
+  // Reference 0, candidate 0, reference 1, ..., then the candidate's outside check, alone.
+  const json& turns = facts["turns"]["turns"];
+  ASSERT_EQ(turns.size(), 2 * rounds + 1) << facts["turns"].dump();
+  for (int k = 0; k < rounds; ++k) {
+    EXPECT_EQ(turns[2 * k]["side"], "reference");
+    EXPECT_EQ(turns[2 * k]["index"], k);
+    EXPECT_EQ(turns[2 * k + 1]["side"], "candidate");
+    EXPECT_EQ(turns[2 * k + 1]["index"], k);
+  }
+  EXPECT_EQ(turns[2 * rounds]["side"], "candidate");
+  for (std::size_t i = 1; i < turns.size(); ++i) {  // never two at once
+    EXPECT_LE(turns[i - 1]["end_s"].get<double>(), turns[i]["start_s"].get<double>());
+  }
+  EXPECT_TRUE(facts["turns"]["protocol_errors"].empty());
+  for (const char* stage : {"baseline", "candidate"}) {
+    EXPECT_EQ(facts[stage]["turns"]["asked"], facts[stage]["turns"]["granted"]) << stage;
+  }
+}
+
 TEST_F(CliContract, EveryStageRaisesTheKernelsWallsAndTheResultSaysWhichHeld) {
   ASSERT_EQ(verified_->exitCode, 0) << verified_->err;
   const json j = json::parse(verified_->out);
-  for (const char* stage : {"reference", "candidate"}) {
+  for (const char* stage : {"reference", "baseline", "candidate"}) {
     const json& walls = j["facts"][stage]["os_sandbox"];
     ASSERT_TRUE(walls.is_object()) << stage;
     // A kernel without Landlock reports why; the walls are then not all up.

@@ -21,7 +21,10 @@ TEST(EvaluationJson, RoundTripKeepsEveryField) {
   e.error = EvalError{"run", "boom", "candidate", 4};
   e.sandboxed = true;
   e.speedupSpread = SpeedupSpread{0.8, 3.1, true};
+  e.compileSpeedupSpread = SpeedupSpread{0.4, 0.6, false};
   e.timing.threads = 1;
+  e.timing.rounds = 5;
+  e.timing.interleaved = true;
   e.plan = "think";
   e.stageSeconds = {{"static", 0.5}, {"candidate", 2.25}, {"candidate/candidate-timing", 1.5}};
   e.facts = {{"static", {{"x", 1}}}};
@@ -34,6 +37,9 @@ TEST(EvaluationJson, RoundTripKeepsEveryField) {
   EXPECT_TRUE(j["reward"]["components"].is_object());
   EXPECT_EQ(j["speedup_spread"]["noisy"], true);
   EXPECT_EQ(j["timing"]["threads"], 1);
+  EXPECT_EQ(j["timing"]["rounds"], 5);
+  EXPECT_EQ(j["timing"]["interleaved"], true);
+  EXPECT_EQ(j["compile_speedup_spread"]["low"], 0.4);
   const Evaluation back = j.get<Evaluation>();
   EXPECT_EQ(back, e);
 }
@@ -52,7 +58,8 @@ TEST(EvaluationJson, VerdictsAndExitCodes) {
 }
 
 TEST(EvaluationJson, CatalogueIsCompleteAndStable) {
-  EXPECT_EQ(flagCatalogue().size(), 23u);
+  EXPECT_EQ(flagCatalogue().size(), 24u);
+  EXPECT_EQ(findFlag("unpaired_timing")->severity, Severity::Warning);
   EXPECT_EQ(findFlag("unconfirmed_timing")->severity, Severity::Warning);
   EXPECT_EQ(findFlag("impossible_timing")->severity, Severity::Cheat);
   EXPECT_EQ(findFlag("degenerate_reference")->severity, Severity::Warning);

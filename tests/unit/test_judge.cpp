@@ -95,9 +95,9 @@ TEST(Judge, SpeedupCarriesItsSpreadAndTheThreadsBothSidesRanOn) {
   auto o = honest();
   o.referenceFacts["timing"]["eager_samples_ms"] = {1.9, 2.0, 2.1, 2.0};
   o.referenceFacts["timing"]["threads"] = 1;
-  // Only each timing set's first call counts (fresh_samples); later calls are checked only.
+  // Only each timing set's first call counts (fresh_ms); later calls are checked only.
   o.candidateFacts["timing"]["samples_ms"] = {0.95, 1.0, 1.05, 1.0, 9.0, 9.0, 9.0, 9.0};
-  o.candidateFacts["timing"]["fresh_samples"] = 4;
+  o.candidateFacts["timing"]["fresh_ms"] = {0.95, 1.0, 1.05, 1.0};
   auto e = judge(o, {});
   ASSERT_TRUE(e.speedup && e.speedupSpread) << json(e).dump(2);
   EXPECT_LT(e.speedupSpread->low, 2.0);
@@ -110,7 +110,7 @@ TEST(Judge, SpeedupCarriesItsSpreadAndTheThreadsBothSidesRanOn) {
 TEST(Judge, ANoisySpeedupEarnsOnlyWhatItsSlowEndSupports) {
   auto o = honest();
   o.referenceFacts["timing"]["eager_samples_ms"] = {0.5, 1.0, 2.0, 8.0, 12.0};
-  o.candidateFacts["timing"]["samples_ms"] = {0.5, 1.0, 1.0, 3.0, 4.0};
+  o.candidateFacts["timing"]["fresh_ms"] = {0.5, 1.0, 1.0, 3.0, 4.0};
   auto e = judge(o, {});
   ASSERT_TRUE(e.speedupSpread) << json(e).dump(2);
   EXPECT_TRUE(e.speedupSpread->noisy);
@@ -120,10 +120,89 @@ TEST(Judge, ANoisySpeedupEarnsOnlyWhatItsSlowEndSupports) {
   EXPECT_NEAR(*e.reward.total, 1.0 + 0.1 * e.speedupSpread->low, 1e-12);
 }
 
+/// Rounds of the reference and the candidate timed in turns, every turn granted.
+Observations inTurns(const std::vector<std::vector<double>>& referenceRounds,
+                     const std::vector<std::vector<double>>& candidateRounds) {
+  auto o = honest();
+  json eager = json::array(), fresh = json::array(), all = json::array(), freshAll = json::array();
+  for (const auto& r : referenceRounds) {
+    eager.push_back(r);
+    for (double x : r) all.push_back(x);
+  }
+  for (const auto& r : candidateRounds) {
+    fresh.push_back(r);
+    for (double x : r) freshAll.push_back(x);
+  }
+  o.referenceFacts["timing"]["eager_rounds_ms"] = eager;
+  o.referenceFacts["timing"]["eager_samples_ms"] = all;
+  o.candidateFacts["timing"]["fresh_rounds_ms"] = fresh;
+  o.candidateFacts["timing"]["fresh_ms"] = freshAll;
+  o.candidateFacts["timing"]["rounds"] = candidateRounds.size();
+  const auto n = static_cast<int>(candidateRounds.size());
+  o.candidateFacts["turns"] = {{"asked", n + 1}, {"granted", n + 1}, {"unpaired", nullptr}};
+  o.baselineFacts = {{"error", nullptr},
+                     {"turns", {{"asked", n}, {"granted", n}, {"unpaired", nullptr}}}};
+  o.turns = {{"turns", json::array()}, {"protocol_errors", json::array()}};
+  return o;
+}
+
+TEST(Judge, RoundsTimedInTurnsAreSaidSo) {
+  auto e = judge(
+      inTurns({{2.0, 2.0}, {2.0, 2.1}, {1.9, 2.0}}, {{1.0, 1.0}, {1.0, 1.05}, {0.95, 1.0}}), {});
+  EXPECT_EQ(e.timing.rounds, 3);
+  EXPECT_TRUE(e.timing.interleaved);
+  EXPECT_FALSE(hasFlag(e, "unpaired_timing"));
+  ASSERT_TRUE(e.speedupSpread);
+  EXPECT_FALSE(e.speedupSpread->noisy);
+}
+
+TEST(Judge, LoadThatComesAndGoesBetweenRoundsWidensTheSpread) {
+  // Each round's samples agree with each other, but the rounds do not: the second round's
+  // candidate calls ran while something else had the machine.
+  auto e = judge(
+      inTurns({{2.0, 2.0}, {2.0, 2.0}, {2.0, 2.0}}, {{1.0, 1.0}, {4.0, 4.0}, {1.0, 1.0}}), {});
+  ASSERT_TRUE(e.speedupSpread) << json(e).dump(2);
+  EXPECT_TRUE(e.speedupSpread->noisy);
+  EXPECT_DOUBLE_EQ(e.speedupSpread->low, 0.5);
+  EXPECT_DOUBLE_EQ(e.speedupSpread->high, 2.0);
+}
+
+TEST(Judge, RoundsOutOfTurnAreAWarningThatSaysWhy) {
+  auto o = inTurns({{2.0}, {2.0}}, {{1.0}, {1.0}});
+  o.candidateFacts["turns"]["granted"] = 1;
+  o.candidateFacts["turns"]["unpaired"] = "no turn was granted within 600 s";
+  o.turns["protocol_errors"] = {"candidate: said a turn was done that it was not given"};
+  auto e = judge(o, {});
+  EXPECT_FALSE(e.timing.interleaved);
+  ASSERT_TRUE(hasFlag(e, "unpaired_timing")) << json(e.flags).dump();
+  EXPECT_EQ(e.verdict, Verdict::Verified);  // a warning: the candidate's result stands
+  const auto& flag = *std::find_if(e.flags.begin(), e.flags.end(),
+                                   [](const Flag& f) { return f.id == "unpaired_timing"; });
+  EXPECT_NE(flag.message.find("no turn was granted"), std::string::npos) << flag.message;
+  EXPECT_NE(flag.message.find("not given"), std::string::npos) << flag.message;
+
+  auto failed = inTurns({{2.0}, {2.0}}, {{1.0}, {1.0}});
+  failed.baselineFacts = {{"error", {{"message", "boom"}}}};
+  failed.referenceFacts["timing"] = nullptr;
+  auto f = judge(failed, {});
+  EXPECT_TRUE(hasFlag(f, "unpaired_timing"));
+  EXPECT_FALSE(f.speedup);  // nothing to compare against
+}
+
+TEST(Judge, TheSpeedupOverTorchCompileCarriesItsOwnSpread) {
+  auto o = inTurns({{2.0, 2.0}, {2.0, 2.0}}, {{1.0, 1.0}, {1.0, 1.0}});
+  o.referenceFacts["timing"]["compile_rounds_ms"] = {{1.5, 1.5}, {3.0, 3.0}};
+  o.referenceFacts["timing"]["compile_samples_ms"] = {1.5, 1.5, 3.0, 3.0};
+  auto e = judge(o, {});
+  ASSERT_TRUE(e.compileSpeedupSpread) << json(e).dump(2);
+  EXPECT_DOUBLE_EQ(e.compileSpeedupSpread->low, 1.5);
+  EXPECT_DOUBLE_EQ(e.compileSpeedupSpread->high, 3.0);
+}
+
 TEST(Judge, AnOutsideTimeHasNoSpreadFromTheCandidatesOwnSamples) {
   auto o = honest();
   o.referenceFacts["timing"]["eager_samples_ms"] = {1.9, 2.0, 2.1};
-  o.candidateFacts["timing"]["samples_ms"] = {0.1, 0.1, 0.1};
+  o.candidateFacts["timing"]["fresh_ms"] = {0.1, 0.1, 0.1};
   o.candidateFacts["timing"]["median_ms"] = 0.1;
   o.outsideCheckMs = 1000.0;  // 100 ms per call from outside: the reported time is not confirmed
   auto e = judge(o, {});

@@ -40,4 +40,21 @@ TEST(SpeedupSpread, TooFewSamplesGiveNoRange) {
 }
 
 }  // namespace
+TEST(SpeedupSpread, RoundsThatDisagreeWidenTheRange) {
+  // Quiet within each round; the candidate's second round ran under load.
+  const auto rounds = roundSpread({{2, 2}, {2, 2}, {2, 2}}, {{1, 1}, {3, 3}, {1, 1}});
+  ASSERT_TRUE(rounds);
+  EXPECT_DOUBLE_EQ(rounds->low, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(rounds->high, 2.0);
+  EXPECT_TRUE(rounds->noisy);
+  const auto samples = speedupSpread({2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1.1});
+  const auto both = widest(samples, rounds);
+  ASSERT_TRUE(both);
+  EXPECT_DOUBLE_EQ(both->low, rounds->low);
+  EXPECT_DOUBLE_EQ(both->high, rounds->high);
+  EXPECT_EQ(widest(std::nullopt, samples), samples);
+  EXPECT_FALSE(roundSpread({{2}}, {{1}}));           // one round says nothing about the others
+  EXPECT_FALSE(roundSpread({{2}, {}}, {{1}, {1}}));  // nor do rounds with one side missing
+}
+
 }  // namespace crucible

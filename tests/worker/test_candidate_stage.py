@@ -328,7 +328,8 @@ def test_honest_candidate(results):
     # per slot because the kernel is deterministic
     assert launches["timed_min_per_call"] == 1
     assert launches["timed_calls"] == 1 + timing["reps"] + 1 + begin["reps"]
-    assert timing["checked"]["kept"] == timing["reps"] and timing["fresh_samples"] == TRIALS
+    assert timing["checked"]["kept"] == timing["reps"] and len(timing["fresh_ms"]) == TRIALS
+    assert timing["rounds"] == 1 and timing["fresh_rounds_ms"] == [timing["fresh_ms"]]
     assert timing["checked"]["files"] == {str(k): 1 for k in range(TRIALS)}
     assert torch.equal(r.load("timed_check.ctp"), sum(_inputs(0)))
     recorder = f["aten_recorder"]

@@ -1,10 +1,6 @@
 """The reference stage on small KernelBench-style references written to tmp_path."""
-import hashlib
-import hmac
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -342,7 +338,7 @@ def test_an_output_a_pack_cannot_hold_is_an_error(tmp_path):
     assert "complex64" in facts["error"]["message"]
 
 
-# --- cost, timing, devices ----------------------------------------------------------------------
+# --- cost, devices ---------------------------------------------------------------------------
 
 
 MATMUL_REFERENCE = """\
@@ -372,28 +368,6 @@ def test_cost_counts_matmul_flops_and_bytes(tmp_path):
     assert facts["cost"]["bytes"] == 4 * (16 * 24 + 24 * 8 + 16 * 8)
 
 
-def test_eager_timing_without_compile(tmp_path):
-    job = make_job(tmp_path, write_reference(tmp_path, MATMUL_REFERENCE),
-                   timing={"warmup": 2, "reps": 5, "min_time_s": 0.0, "compile_baseline": False})
-    timing = run_stage(job)[0]["timing"]
-    assert len(timing["eager_samples_ms"]) == 5
-    assert timing["eager_ms"] > 0
-    assert timing["compile_ms"] is None and timing["compile_error"] is None
-
-
-def test_timing_extends_to_min_time(tmp_path):
-    # A forward of known duration: the count of samples does not depend on the machine's load.
-    # (No matmul: on a loaded two-core machine its thread pool alone can take tens of ms.)
-    source = MATMUL_REFERENCE.replace("        return torch.matmul(a, b)",
-                                      "        import time; time.sleep(0.01)\n"
-                                      "        return a * 2")
-    job = make_job(tmp_path, write_reference(tmp_path, source),
-                   timing={"warmup": 0, "reps": 2, "min_time_s": 0.1, "compile_baseline": False})
-    samples = run_stage(job)[0]["timing"]["eager_samples_ms"]
-    assert len(samples) > 2 and sum(samples) >= 100
-    assert sum(samples[:-1]) < 100  # and it stopped as soon as it got there
-
-
 def test_measure_rotates_over_fresh_copies_of_the_input_sets():
     sets = [[torch.full((4,), float(k))] for k in range(3)]
     seen, addresses = [], []
@@ -406,7 +380,7 @@ def test_measure_rotates_over_fresh_copies_of_the_input_sets():
     samples = timing.measure(timing.Timer("cpu"), fn, sets, warmup=2, reps=5, min_time_s=0.0,
                              on_result=lambda slot, result: seen.append((slot, result)))
     assert len(samples) == 5 and all(ms >= 0 for ms in samples)
-    assert seen == [(2, 408.0), (0, 400.0), (1, 404.0), (2, 408.0), (0, 400.0)]
+    assert seen == [(0, 400.0), (1, 404.0), (2, 408.0), (0, 400.0), (1, 404.0)]
     assert all(a != b for a, b in zip(addresses, addresses[1:]))
     assert all(torch.equal(s[0], torch.full((4,), float(k))) for k, s in enumerate(sets))
     assert timing.median([3.0, 1.0, 2.0]) == 2.0 and timing.median([1.0, 4.0]) == 2.5
@@ -439,41 +413,3 @@ def test_threads_are_set_only_when_asked(tmp_path):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
-
-
-def test_compile_baseline_through_the_worker(tmp_path):
-    """End to end through worker.py, with torch.compile (inductor's C++ backend on the CPU).
-
-    Slow (tens of seconds on two cores): the compile is most of it.
-    """
-    job = make_job(tmp_path, write_reference(tmp_path, MATMUL_REFERENCE), trials=2,
-                   timing={"warmup": 1, "reps": 3, "min_time_s": 0.0, "compile_baseline": True})
-    job_path = tmp_path / "job.json"
-    job_path.write_text(json.dumps(job))
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, CRUCIBLE_RESULT_FD=str(write_fd), CRUCIBLE_CHANNEL_KEY="stdin")
-    key = b"test-key"
-    process = subprocess.Popen(
-        [sys.executable, "-I", "-B", WORKER, "reference", str(job_path)],
-        pass_fds=(write_fd,), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT)
-    os.close(write_fd)
-    process.stdin.write(key + b"\n")
-    process.stdin.close()
-    process.stdin = None  # closed: communicate() must not flush it
-    with os.fdopen(read_fd, "rb") as channel:
-        lines = [json.loads(line) for line in channel.read().splitlines()]
-    log = process.communicate(timeout=600)[0]
-    # Every line is signed with the key the worker read from stdin.
-    for line in lines:
-        expected = hmac.new(key, line["body"].encode(), hashlib.sha256).hexdigest()
-        assert hmac.compare_digest(line["mac"], expected)
-    messages = [json.loads(line["body"]) for line in lines]
-    assert process.returncode == 0, log.decode(errors="replace")[-3000:]
-    assert [m["type"] for m in messages][-1] == "facts"
-    assert "reference-compile" in [m.get("name") for m in messages]
-    facts = messages[-1]["facts"]
-    assert facts["error"] is None
-    assert facts["timing"]["compile_error"] is None, facts["timing"]["compile_error"]
-    assert facts["timing"]["compile_ms"] > 0
-    assert len(facts["timing"]["compile_samples_ms"]) == 3

@@ -113,7 +113,7 @@ def _empty_facts(job, settings):
         "threads": {"before": 0, "after": 0, "started": []},
         "noop": {"ran": False, "error": None},
         "eval_mode": {"ran": False, "error": None},
-        "timing": {"median_ms": None, "samples_ms": [], "reps": 0,
+        "timing": {"median_ms": None, "samples_ms": [], "fresh_ms": [], "reps": 0, "rounds": 0,
                    "warmup": int(settings["warmup"]), "check_reps": int(settings["check_reps"]),
                    "error": None},
         "tampering": [],
@@ -148,7 +148,7 @@ class CandidateStage:
             import torch._dynamo  # noqa: F401
         except Exception:
             pass
-        from . import device_lock, guards, loader, timing, value_pack
+        from . import device_lock, guards, loader, timing, turns, value_pack
         self.torch = torch
         self.guards, self.loader, self.timing, self.value_pack = guards, loader, timing, value_pack
         self.job = job
@@ -163,6 +163,8 @@ class CandidateStage:
         self.facts = _empty_facts(job, self.settings)
         # Opened before any candidate code exists (device_lock.py says why it is there at all).
         self.device_lock = device_lock.DeviceLock(job.get("device_lock"))
+        # The timed rounds' turns with the reference's timer, taken before any candidate code.
+        self.turns = turns.Turns.for_stage(channel, job)
         self.model = None
         self.inputs = []
         self.timing_inputs = []  # fresh sets for the timed calls, never seen by a trial
@@ -557,24 +559,36 @@ class CandidateStage:
         warmup_sets = [self.loader.move_to(v, self.device) for v in self.inputs] \
             if self.timing_inputs else input_sets
         calls = _TimedCalls(self, _KeptOutputs(_kept_output_budget(self.job)))
+        # Rounds in turns with the reference's timer (turns.py): round k times the timing sets
+        # the reference's round k times, and the whole measurement is shared out over them.
+        rounds = timing.round_slots(len(input_sets), int(self.settings.get("rounds", 1)))
+        round_reps = timing.per_round(reps, len(rounds))
+        round_time_s = timing.per_round(min_time_s, len(rounds))
         try:
             timer = timing.Timer(self.device)
-            gc.collect()
-            with torch.no_grad(), self.device_lock.exclusive(self.facts["device_lock"]):
-                calls.run(warmup_sets, input_sets, timer, warmup, reps, min_time_s)
+            for k, slots in enumerate(rounds):
+                gc.collect()
+                with self.turns.turn(k), torch.no_grad(), \
+                        self.device_lock.exclusive(self.facts["device_lock"]):
+                    # As the reference's timer: a full warm-up first, one call after each wait.
+                    calls.run(warmup_sets, input_sets, timer, warmup if k == 0 else 1,
+                              round_reps, round_time_s, slots)
+                if calls.error is not None:
+                    break
         except BaseException as exc:
             calls.error = calls.error or self.loader.user_error(exc, self.path, "timing")
         result["error"] = calls.error
         self._finish_timed_facts(calls)
         self.threads.after_forward()
-        if calls.samples:
-            # The median of each timing set's first call: a set that comes round again could be
+        result["rounds"] = len(calls.rounds)
+        if calls.fresh:
+            # Each timing set's first call counts: a set that comes round again could be
             # answered from a cache keyed by its content, so repeats are checked, not counted.
-            fresh = calls.samples[:len(input_sets)]
-            result["median_ms"] = timing.median(fresh)
+            result["median_ms"] = timing.median(calls.fresh)
             result["samples_ms"] = calls.samples
             result["reps"] = len(calls.samples)
-            result["fresh_samples"] = len(fresh)
+            result["fresh_ms"] = calls.fresh
+            result["fresh_rounds_ms"] = calls.fresh_rounds
         checked = self._save_timed_outputs(calls.kept)
         result["checked"] = {"calls": calls.count, "kept": len(calls.kept.entries),
                              "files": checked}
@@ -585,7 +599,8 @@ class CandidateStage:
         # 10. the cross-check the parent times from outside
         if result["error"] is None:
             gc.collect()
-            with self.device_lock.exclusive(self.facts["device_lock"]):
+            with self.turns.turn(len(rounds)), \
+                    self.device_lock.exclusive(self.facts["device_lock"]):
                 self._check_calls(input_sets[0], int(self.settings["check_reps"]), result,
                                   calls)
 
@@ -670,6 +685,7 @@ class CandidateStage:
                                "line": _setattr_line(label, audit), "when": step}
                               for label, step in self._tampering.items()]
         facts["threads"] = self.threads.facts()
+        facts["turns"] = self.turns.facts()
         facts["files"] = dict(sorted(self._written.items()))
 
     def _check_written_files(self):
@@ -723,30 +739,40 @@ class _TimedCalls:
     def __init__(self, stage, kept):
         self.stage = stage
         self.kept = kept
-        self.samples = []
+        self.samples = []  # every timed call's, in order
+        self.fresh = []  # each timing set's first call's
+        self.rounds, self.fresh_rounds = [], []  # the same, per round
         self.count = 0
         self.launches = 0
         self.min_launches = None
         self.error = None
 
-    def run(self, warmup_sets, input_sets, timer, warmup, reps, min_time_s):
-        """Warm-up calls on `warmup_sets` (the trials' inputs, already seen), then timed calls
-        on `input_sets` in turn, starting from the first, so each set's first use is timed."""
+    def run(self, warmup_sets, input_sets, timer, warmup, reps, min_time_s, slots):
+        """One round: warm-up calls on `warmup_sets` (the trials' inputs, already seen), then
+        timed calls on the input sets numbered in `slots`, in turn, so each set's first use is
+        timed."""
+        samples, fresh = [], []
+        self.rounds.append(samples)
+        self.fresh_rounds.append(fresh)
         previous = None  # alive while the next copy is made: no two calls share addresses
         for i in range(warmup + self.stage.timing.MAX_REPS):
             timed = i >= warmup
-            if timed and not self.stage.timing.wants_more(self.samples, reps, min_time_s,
+            if timed and not self.stage.timing.wants_more(samples, reps, min_time_s,
                                                             self.stage.timing.MAX_REPS):
                 break
+            slot = slots[(i - warmup) % len(slots)] if timed else i % len(warmup_sets)
             sets = input_sets if timed else warmup_sets
-            slot = (i - warmup if timed else i) % len(sets)
             r = self.stage._guarded(sets[slot], "timing", poison=False, timer=timer)
             self.account(r)
             if r.error is not None:
                 self.error = r.error
                 return
             if timed:
+                samples.append(r.ms)
                 self.samples.append(r.ms)
+                if i - warmup < len(slots):
+                    fresh.append(r.ms)
+                    self.fresh.append(r.ms)
                 self.kept.offer(slot, r.output, self.stage.torch)
             previous = r.args
             del r

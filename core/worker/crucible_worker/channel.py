@@ -30,6 +30,10 @@ class Channel:
     def phase(self, name, **details):
         self._write({"type": "phase", "name": name, **details})
 
+    def turn(self, state, index):
+        """"ready" for timing turn `index`, or "done" with it (turns.py)."""
+        self._write({"type": "turn", "state": state, "index": index})
+
     def facts(self, facts):
         self._write({"type": "facts", "facts": _finite(facts)})
 
@@ -58,18 +62,28 @@ def _finite(value):
 
 
 def _read_key():
-    """The signing key from stdin, when the parent says it sent one (CRUCIBLE_CHANNEL_KEY=stdin).
-    stdin is then closed, so nothing later can read it again."""
+    """The signing key from stdin's first line, when the parent says it sent one
+    (CRUCIBLE_CHANNEL_KEY=stdin). stdin is then closed, so nothing later can read it again;
+    where the parent also grants timing turns on it (CRUCIBLE_TURNS=stdin), the rest of the
+    stream moves to a descriptor of its own for turns.py."""
     if os.environ.get("CRUCIBLE_CHANNEL_KEY") != "stdin":
         return None
-    key = sys.stdin.buffer.read().strip()
+    line = bytearray()
+    while not line.endswith(b"\n"):  # byte by byte: what follows the key is not ours to read
+        chunk = os.read(0, 1)
+        if not chunk:
+            break
+        line += chunk
     os.environ.pop("CRUCIBLE_CHANNEL_KEY", None)
+    if os.environ.pop("CRUCIBLE_TURNS", None) == "stdin":
+        from . import turns
+        turns.keep_grant_fd(os.dup(0))
     try:
         sys.stdin.close()
         os.close(0)
     except OSError:
         pass
-    return key or None
+    return bytes(line).strip() or None
 
 
 def open_channel():

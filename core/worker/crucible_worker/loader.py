@@ -4,6 +4,7 @@ User code (a reference or a candidate) is imported by path under a fixed module 
 folder is not put on sys.path: a file next to it must not be able to shadow a module the
 harness imports, and the candidate's sandbox decides what it may read.
 """
+import contextlib
 import importlib.util
 import os
 import random
@@ -40,6 +41,16 @@ class UserCodeError(Exception):
     def to_fact(self):
         return {"stage": self.stage, "message": self.message, "line": self.line,
                 "traceback": self.traceback_text}
+
+
+@contextlib.contextmanager
+def user_code(path, stage):
+    """Turns anything user code raises (sys.exit too) into a UserCodeError with its line in
+    `path`."""
+    try:
+        yield
+    except (Exception, SystemExit) as exc:
+        raise UserCodeError.from_exception(exc, path, stage) from exc
 
 
 def user_error(exc, path, stage):

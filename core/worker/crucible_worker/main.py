@@ -1,5 +1,6 @@
-"""Dispatches a stage: static, reference, candidate, trace (the synthesizer's op graph) or
-synthcheck (the run check of `crucible tasks synth`); docs/WORKER_PROTOCOL.md."""
+"""Dispatches a stage: static, reference, baseline (the reference's timer), candidate, trace (the
+synthesizer's op graph) or synthcheck (the run check of `crucible tasks synth`);
+docs/WORKER_PROTOCOL.md."""
 import json
 import sys
 import traceback
@@ -7,7 +8,7 @@ import traceback
 from . import input_monitor, os_sandbox
 from .channel import open_channel
 
-STAGES = ("static", "reference", "candidate", "synthcheck", "trace")
+STAGES = ("static", "reference", "baseline", "candidate", "synthcheck", "trace")
 
 
 def _stage_module(stage):
@@ -15,6 +16,8 @@ def _stage_module(stage):
         from . import static_stage as module
     elif stage == "reference":
         from . import reference_stage as module
+    elif stage == "baseline":
+        from . import baseline_stage as module
     elif stage == "synthcheck":
         from . import synth_check_stage as module
     elif stage == "trace":
@@ -26,7 +29,7 @@ def _stage_module(stage):
 
 def main(argv):
     if len(argv) != 2 or argv[0] not in STAGES:
-        print("usage: worker.py {static|reference|candidate|synthcheck|trace} JOB.json",
+        print("usage: worker.py {" + "|".join(STAGES) + "} JOB.json",
               file=sys.stderr)
         return 2
     stage, job_path = argv

@@ -1,14 +1,12 @@
-"""The `reference` stage: run the PyTorch reference, write the inputs both sides use and the
-expected outputs, and time it (docs/WORKER_PROTOCOL.md, "reference").
+"""The `reference` stage: run the PyTorch reference and write the inputs both sides use and the
+expected outputs (docs/WORKER_PROTOCOL.md, "reference"). The reference is timed by the
+`baseline` stage, in turns with the candidate.
 
 Problems in the reference file become `facts["error"]` with the line in that file; only a
 failure of the harness itself escapes `run` (main.py reports that as infrastructure).
 """
 import contextlib
 import os
-import signal
-import threading
-import time
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -24,8 +22,6 @@ ALT_SEED_OFFSET = 1000
 TIMING_SEED_OFFSET = 2000
 DEFAULT_TIMING_SETS = 3
 TIMING_SET_BYTES = 256 << 20  # inputs and expected outputs of the timing sets, together
-COMPILE_LIMIT_S = 120
-DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline": True}
 
 
 def run(job, channel):
@@ -45,7 +41,6 @@ def run(job, channel):
         "timing_sets": 0,
         "outputs": [],
         "alt_batch": None,
-        "timing": None,
         "cost": None,
         "device": None,
         "error": None,
@@ -106,17 +101,12 @@ def _run_reference(job, device, channel, facts, lock):
         model = loader.build_model(module.Model, init, seed, device)
 
     with lock.shared(facts["device_lock"]):
-        input_sets = _trials(job, module, model, path, device, channel, facts)
-    if not input_sets:
-        return
-    channel.phase("reference-timing")
-    facts["timing"] = _timing(job, model, input_sets, device, path, channel, lock,
-                              facts["device_lock"])
+        _trials(job, module, model, path, device, channel, facts)
 
 
 def _trials(job, module, model, path, device, channel, facts):
-    """Every trial's inputs and expected outputs, the alternative batch and the cost; returns
-    the trials' inputs, on the device, for the timing."""
+    """Every trial's inputs and expected outputs, the alternative batch, the cost and the
+    timing sets."""
     input_seed, inputs_dir, out_dir = facts["input_seed"], job["inputs_dir"], job["out_dir"]
     channel.phase("reference-trials")
     input_sets, first_outputs = [], None
@@ -193,13 +183,8 @@ def _exact_fp32():
         cudnn.allow_tf32, matmul.allow_tf32 = saved
 
 
-@contextlib.contextmanager
 def _user_code(path):
-    """Turns anything user code raises (sys.exit too) into a UserCodeError with its line."""
-    try:
-        yield
-    except (Exception, SystemExit) as exc:
-        raise UserCodeError.from_exception(exc, path, STAGE) from exc
+    return loader.user_code(path, STAGE)
 
 
 def _check_names(module):
@@ -299,7 +284,7 @@ def _leading_dims_reason(original, changed):
 
 
 # ---------------------------------------------------------------------------------------------
-# Cost and timing
+# Cost
 
 
 def _cost(model, inputs, outputs):
@@ -314,71 +299,3 @@ def _cost(model, inputs, outputs):
     except Exception as exc:  # the call ran without the counter, so the counter is at fault
         cost["flops_error"] = f"{type(exc).__name__}: {exc}"[:2000]
     return cost
-
-
-def _timing(job, model, input_sets, device, path, channel, lock, record):
-    settings = dict(DEFAULT_TIMING, **job.get("timing", {}))
-    timer = timing.Timer(device)
-    with _user_code(path), torch.no_grad(), lock.exclusive(record):
-        eager = _measure(timer, model, input_sets, settings)
-    result = {"eager_ms": timing.median(eager), "eager_samples_ms": eager,
-              "threads": torch.get_num_threads(),
-              "compile_ms": None, "compile_samples_ms": None, "compile_error": None}
-    if settings["compile_baseline"]:
-        channel.phase("reference-compile")
-        samples, error = _compile_timing(timer, model, input_sets, settings, device, lock,
-                                         record)
-        result["compile_ms"] = timing.median(samples) if samples else None
-        result["compile_samples_ms"] = samples
-        result["compile_error"] = error
-    return result
-
-
-def _measure(timer, fn, input_sets, settings):
-    return timing.measure(timer, fn, input_sets, int(settings["warmup"]), int(settings["reps"]),
-                          float(settings["min_time_s"]))
-
-
-class _CompileTimeout(BaseException):
-    """BaseException, so no `except Exception` inside torch.compile can swallow it."""
-
-
-def _compile_timing(timer, model, input_sets, settings, device, lock, record):
-    """(samples, None) for torch.compile(model), or (None, why not). It compiles beside other
-    workers' device work (the shared lock) and is timed alone (the exclusive one)."""
-    try:
-        compiled = torch.compile(model)
-        with torch.no_grad():
-            with _deadline(COMPILE_LIMIT_S), lock.shared(record):
-                compiled(*loader.clone_value(input_sets[0]))  # compiles
-                timing.sync(device)
-            with lock.exclusive(record):
-                return _measure(timer, compiled, input_sets, settings), None
-    except _CompileTimeout:
-        return None, f"torch.compile took longer than {COMPILE_LIMIT_S} s"
-    except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"[:2000]
-
-
-@contextlib.contextmanager
-def _deadline(seconds):
-    """Raise _CompileTimeout in this thread after `seconds` (SIGALRM; main thread only, so
-    elsewhere it only checks the time afterwards)."""
-    if threading.current_thread() is not threading.main_thread():
-        start = time.monotonic()
-        yield
-        if time.monotonic() - start > seconds:
-            raise _CompileTimeout()
-        return
-
-    def expire(signum, frame):
-        raise _CompileTimeout()
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        # None: the previous handler was not set from Python; the default is the closest.
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)

@@ -88,8 +88,10 @@ def median(xs):
     return statistics.median(xs)
 
 
-def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, on_result=None):
-    """Samples (ms) of `fn(*inputs)`, rotating over `input_sets`.
+def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, on_result=None,
+            slots=None):
+    """Samples (ms) of `fn(*inputs)`, over the input sets numbered in `slots` (all by default) in
+    turn.
 
     `warmup` untimed calls, then at least `reps` timed ones, more while the timed total is below
     `min_time_s` (up to `max_reps`). Each call gets a fresh copy of its input set, made before
@@ -100,12 +102,13 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
     if not input_sets:
         raise ValueError("measure needs at least one input set")
     count = len(input_sets)
+    slots = list(range(count)) if not slots else list(slots)
     for i in range(warmup):
-        fn(*clone_value(input_sets[i % count]))
+        fn(*clone_value(input_sets[slots[i % len(slots)]]))
     sync(timer.device)
     samples, args = [], None
     while wants_more(samples, reps, min_time_s, max_reps):
-        slot = (warmup + len(samples)) % count
+        slot = slots[len(samples) % len(slots)]
         args = clone_value(input_sets[slot])  # `args` still holds the previous copy here
         sync(timer.device)  # the copy is not part of the timed call
         ms, result = timer.time_call(lambda: fn(*args))
@@ -113,6 +116,21 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
         if on_result is not None:
             on_result(slot, result)
     return samples
+
+
+def round_slots(count, rounds):
+    """The timing sets' numbers split into `rounds` consecutive runs, one per round (never more
+    rounds than sets). The reference's round k and the candidate's round k time the same sets,
+    and each set is new to the candidate in its round."""
+    rounds = max(1, min(int(rounds), int(count)))
+    return [list(range(k * count // rounds, (k + 1) * count // rounds)) for k in range(rounds)]
+
+
+def per_round(total, rounds):
+    """A whole measurement's `total` (calls, or seconds) shared out over `rounds` rounds."""
+    if isinstance(total, float):
+        return total / rounds
+    return -(-int(total) // rounds)
 
 
 def wants_more(samples, reps, min_time_s, max_reps):

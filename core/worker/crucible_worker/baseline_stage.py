@@ -1,0 +1,154 @@
+"""The `baseline` stage: the reference's timer. It runs beside the candidate's stage and times
+the reference, eager and under torch.compile, in rounds that alternate with the candidate's
+(turns.py), on the timing sets the reference stage wrote: the same sets, the same thread count
+and the same moments' load as the candidate's timed calls (docs/WORKER_PROTOCOL.md, "baseline").
+
+Its model is built as the reference stage builds it (the public seed, get_init_inputs()); the
+reference already ran once without error, so a failure here is still the reference's and is
+reported with its line.
+"""
+import contextlib
+import os
+import signal
+import threading
+import time
+
+import torch
+
+from . import device_lock, loader, timing, turns, value_pack
+from .loader import UserCodeError
+
+STAGE = "baseline"
+MODULE_NAME = "crucible_reference"
+COMPILE_LIMIT_S = 120
+DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline": True,
+                  "rounds": 5}
+
+
+def run(job, channel):
+    device = torch.device("cuda") if job.get("backend") == "cuda" else torch.device("cpu")
+    threads = timing.use_threads(job)
+    if job.get("backend") == "interpret":
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # as the reference stage does
+    turn_keeper = turns.Turns.for_stage(channel, job)
+    facts = {"env": timing.env_facts(device), "timing": None, "error": None, "device_lock": {},
+             "turns": None}
+    lock = device_lock.DeviceLock(job.get("device_lock"))
+    try:
+        channel.phase("baseline-load")
+        model, sets = _load(job, device)
+        settings = dict(DEFAULT_TIMING, **(job.get("timing") or {}))
+        compiled, compile_error = None, None
+        if settings["compile_baseline"]:
+            channel.phase("baseline-compile")
+            compiled, compile_error = _compile(model, sets[0], device, lock, facts["device_lock"])
+        channel.phase("baseline-rounds")
+        facts["timing"] = _rounds(model, compiled, sets, device, settings, turn_keeper, lock,
+                                  facts["device_lock"], job["reference_path"])
+        facts["timing"]["threads"] = threads
+        if facts["timing"]["compile_error"] is None:
+            facts["timing"]["compile_error"] = compile_error
+    except UserCodeError as exc:
+        facts["error"] = exc.to_fact()
+    finally:
+        lock.close()
+        facts["turns"] = turn_keeper.facts()
+    return facts
+
+
+def _load(job, device):
+    """The reference's model, built as the reference stage builds it, and the timing sets on
+    the device."""
+    path, seed = job["reference_path"], int(job["seed"])
+    with _user_code(path):
+        module = loader.import_file(path, MODULE_NAME)
+        loader.seed_all(seed, device)
+        init = module.get_init_inputs()
+        model = loader.build_model(module.Model, init, seed, device)
+    sets = []
+    for j in range(max(1, int(job.get("timing_sets", 1)))):
+        pack = os.path.join(job["inputs_dir"], f"timing_{j}.ctp")
+        sets.append(loader.move_to(value_pack.load(pack, "cpu"), device))
+    return model, sets
+
+
+def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, path):
+    """Eager (and compiled) samples per round, each round one turn; the whole measurement's
+    calls and minimum time are shared out over the rounds."""
+    timer = timing.Timer(device)
+    slots = timing.round_slots(len(sets), int(settings["rounds"]))
+    reps = timing.per_round(int(settings["reps"]), len(slots))
+    min_time_s = timing.per_round(float(settings["min_time_s"]), len(slots))
+    eager, fast, compile_error = [], [], None
+    for k, round_sets in enumerate(slots):
+        # A full warm-up before the first round; one call before each later one, after the wait
+        # for the turn left caches cold and thread pools asleep (the candidate does the same).
+        warmup = int(settings["warmup"]) if k == 0 else 1
+        with turn_keeper.turn(k), torch.no_grad(), lock.exclusive(record):
+            with _user_code(path):
+                eager.append(timing.measure(timer, model, sets, warmup, reps, min_time_s,
+                                            slots=round_sets))
+            if compiled is not None and compile_error is None:
+                try:
+                    fast.append(timing.measure(timer, compiled, sets, warmup, reps, min_time_s,
+                                               slots=round_sets))
+                except Exception as exc:
+                    compile_error = f"{type(exc).__name__}: {exc}"[:2000]
+    result = {"rounds": len(slots),
+              "eager_rounds_ms": eager,
+              "eager_samples_ms": [ms for r in eager for ms in r],
+              "compile_rounds_ms": fast if compiled is not None and compile_error is None
+              else None,
+              "compile_error": compile_error}
+    result["eager_ms"] = timing.median(result["eager_samples_ms"])
+    samples = [ms for r in fast for ms in r] if result["compile_rounds_ms"] else None
+    result["compile_samples_ms"] = samples
+    result["compile_ms"] = timing.median(samples) if samples else None
+    return result
+
+
+class _CompileTimeout(BaseException):
+    """BaseException, so no `except Exception` inside torch.compile can swallow it."""
+
+
+def _compile(model, inputs, device, lock, record):
+    """(torch.compile(model), None) compiled on one call, or (None, why not). It compiles beside
+    other workers' device work (the shared lock), never during anyone's timing."""
+    try:
+        compiled = torch.compile(model)
+        with torch.no_grad(), _deadline(COMPILE_LIMIT_S), lock.shared(record):
+            compiled(*loader.clone_value(inputs))
+            timing.sync(device)
+        return compiled, None
+    except _CompileTimeout:
+        return None, f"torch.compile took longer than {COMPILE_LIMIT_S} s"
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def _user_code(path):
+    return loader.user_code(path, STAGE)
+
+
+@contextlib.contextmanager
+def _deadline(seconds):
+    """Raise _CompileTimeout in this thread after `seconds` (SIGALRM; main thread only, so
+    elsewhere it only checks the time afterwards)."""
+    if threading.current_thread() is not threading.main_thread():
+        start = time.monotonic()
+        yield
+        if time.monotonic() - start > seconds:
+            raise _CompileTimeout()
+        return
+
+    def expire(signum, frame):
+        raise _CompileTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        # None: the previous handler was not set from Python; the default is the closest.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)

@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "core/verify/timing_turns.h"
+
+namespace crucible {
+namespace {
+
+using nlohmann::json;
+
+json ready(int k) {
+  return {{"type", "turn"}, {"state", "ready"}, {"index", k}};
+}
+json done(int k) {
+  return {{"type", "turn"}, {"state", "done"}, {"index", k}};
+}
+
+/// What a feed has been given so far (closing it to read it all).
+std::string granted(const std::shared_ptr<proc::StdinFeed>& feed) {
+  bool closed = false;
+  return feed->take(closed);
+}
+
+std::vector<std::string> order(const TurnReferee& referee) {
+  std::vector<std::string> out;
+  const json log = referee.log();
+  for (const auto& t : log["turns"]) {
+    out.push_back(t["side"].get<std::string>() + " " + std::to_string(t["index"].get<int>()));
+  }
+  return out;
+}
+
+TEST(TurnReferee, TheFirstTurnWaitsForBothSidesThenTheyAlternate) {
+  TurnReferee referee;
+  auto ref = referee.feed(TimingSide::Reference), cand = referee.feed(TimingSide::Candidate);
+  referee.message(TimingSide::Reference, ready(0));
+  EXPECT_EQ(granted(ref), "");  // the candidate is still running its trials
+  referee.message(TimingSide::Candidate, ready(0));
+  EXPECT_EQ(granted(ref), "g");
+  EXPECT_EQ(granted(cand), "");
+  referee.message(TimingSide::Reference, done(0));
+  EXPECT_EQ(granted(cand), "g");
+  referee.message(TimingSide::Reference, ready(1));  // asks early: waits for the candidate
+  EXPECT_EQ(granted(ref), "");
+  referee.message(TimingSide::Candidate, done(0));
+  EXPECT_EQ(granted(ref), "g");
+  referee.message(TimingSide::Candidate, ready(1));
+  referee.message(TimingSide::Reference, done(1));
+  EXPECT_EQ(granted(cand), "g");
+  referee.message(TimingSide::Candidate, done(1));
+  // The reference's timer has no more rounds and ends: the candidate's next turn is its own.
+  referee.message(TimingSide::Candidate, ready(2));
+  EXPECT_EQ(granted(cand), "");
+  referee.finished(TimingSide::Reference);
+  EXPECT_EQ(granted(cand), "g");
+  EXPECT_EQ(order(referee), (std::vector<std::string>{"reference 0", "candidate 0", "reference 1",
+                                                      "candidate 1", "candidate 2"}));
+  EXPECT_TRUE(referee.candidateAsked());
+  // No two turns overlap.
+  const json turns = referee.log()["turns"];
+  for (std::size_t i = 1; i < turns.size(); ++i) {
+    EXPECT_LE(turns[i - 1]["end_s"].get<double>(), turns[i]["start_s"].get<double>());
+  }
+}
+
+TEST(TurnReferee, MessagesOutOfProtocolAreLoggedAndGrantNothing) {
+  TurnReferee referee;
+  auto ref = referee.feed(TimingSide::Reference);
+  referee.message(TimingSide::Candidate, done(0));  // a turn it was never given
+  referee.message(TimingSide::Candidate, {{"type", "turn"}, {"state", "ready"}});  // no number
+  referee.message(TimingSide::Candidate, {{"type", "phase"}, {"name", "x"}});      // not a turn
+  const json log = referee.log();
+  EXPECT_EQ(log["protocol_errors"].size(), 2u) << log.dump();
+  EXPECT_TRUE(log["turns"].empty());
+  EXPECT_FALSE(referee.candidateAsked());
+  referee.message(TimingSide::Reference, ready(0));
+  referee.finished(TimingSide::Candidate);  // it died before asking: the reference goes alone
+  EXPECT_EQ(granted(ref), "g");
+}
+
+TEST(TurnReferee, TimeSpentWaitingForATurnIsNotTheStagesOwn) {
+  TurnReferee referee;
+  referee.message(TimingSide::Candidate, ready(0));
+  usleep(60'000);  // the reference's timer is still compiling
+  referee.message(TimingSide::Reference, ready(0));
+  referee.message(TimingSide::Reference, done(0));  // granted to the candidate now
+  const auto held = referee.heldUp(TimingSide::Candidate);
+  EXPECT_GE(held.count(), 60);
+  usleep(30'000);  // its own turn: counted
+  EXPECT_EQ(referee.heldUp(TimingSide::Candidate), held);
+  EXPECT_LT(referee.heldUp(TimingSide::Reference).count(), 30);
+}
+
+char processState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
+TEST(TurnReferee, TheCandidatesProcessesArePausedWhileTheReferenceTimes) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setpgid(0, 0);
+    for (;;) pause();
+  }
+  setpgid(child, child);
+  {
+    TurnReferee referee;
+    referee.started(TimingSide::Candidate, child);
+    referee.message(TimingSide::Candidate, ready(0));
+    referee.message(TimingSide::Reference, ready(0));
+    usleep(50'000);
+    EXPECT_EQ(processState(child), 'T');  // stopped during the reference's turn
+    referee.message(TimingSide::Reference, done(0));
+    usleep(50'000);
+    EXPECT_NE(processState(child), 'T');  // running again for its own
+    referee.message(TimingSide::Candidate, done(0));
+    referee.message(TimingSide::Reference, ready(1));
+    usleep(50'000);
+    EXPECT_EQ(processState(child), 'T');
+  }  // a referee that goes away leaves nothing stopped
+  usleep(50'000);
+  EXPECT_NE(processState(child), 'T');
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+
+}  // namespace
+}  // namespace crucible

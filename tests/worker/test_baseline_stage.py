@@ -1,0 +1,161 @@
+"""The baseline stage (the reference's timer) and the turns it takes with the candidate: rounds
+over the reference stage's timing sets, grants read from a descriptor, and the end to end run
+through worker.py with grants on stdin."""
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+
+from crucible_worker import baseline_stage, reference_stage, timing, turns
+
+from test_reference_stage import MATMUL_REFERENCE, RecordingChannel, make_job, write_reference
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+WORKER = os.path.join(REPO, "core", "worker", "worker.py")
+
+
+class TurnChannel(RecordingChannel):
+    def __init__(self):
+        super().__init__()
+        self.turns = []
+
+    def turn(self, state, index):
+        self.turns.append((state, index))
+
+
+def baseline_job(tmp_path, source, timing_settings, timing_sets=4):
+    """A reference run that wrote `timing_sets` timing sets, and the baseline job over them."""
+    job = make_job(tmp_path, write_reference(tmp_path, source), trials=1,
+                   timing_sets=timing_sets)
+    facts = reference_stage.run(job, RecordingChannel())
+    assert facts["error"] is None and facts["timing_sets"] == timing_sets
+    return {"reference_path": job["reference_path"], "inputs_dir": job["inputs_dir"],
+            "backend": "interpret", "seed": job["seed"], "timing_sets": timing_sets,
+            "timing": timing_settings}
+
+
+def test_rounds_share_out_the_calls_over_the_timing_sets(tmp_path):
+    job = baseline_job(tmp_path, MATMUL_REFERENCE,
+                       {"warmup": 1, "reps": 8, "min_time_s": 0.0, "compile_baseline": False,
+                        "rounds": 4})
+    channel = TurnChannel()
+    facts = baseline_stage.run(job, channel)
+    json.dumps(facts, allow_nan=False)
+    t = facts["timing"]
+    assert facts["error"] is None and t["rounds"] == 4
+    assert [len(r) for r in t["eager_rounds_ms"]] == [2, 2, 2, 2]
+    assert t["eager_samples_ms"] == [ms for r in t["eager_rounds_ms"] for ms in r]
+    assert t["eager_ms"] == timing.median(t["eager_samples_ms"])
+    assert t["compile_ms"] is None and t["compile_rounds_ms"] is None
+    # Every round asked for and ended as a turn; run on its own, none was granted.
+    assert channel.turns == [(s, k) for k in range(4) for s in ("ready", "done")]
+    assert facts["turns"] == {"asked": 4, "granted": 0, "waited_s": 0.0,
+                              "unpaired": "no turns were given"}
+
+
+def test_a_round_extends_to_its_share_of_the_minimum_time(tmp_path):
+    # A forward of known duration: the count does not depend on the machine's load.
+    source = MATMUL_REFERENCE.replace("        return torch.matmul(a, b)",
+                                      "        import time; time.sleep(0.01)\n"
+                                      "        return a * 2")
+    job = baseline_job(tmp_path, source, {"warmup": 0, "reps": 2, "min_time_s": 0.1,
+                                          "compile_baseline": False, "rounds": 2}, timing_sets=2)
+    rounds = baseline_stage.run(job, TurnChannel())["timing"]["eager_rounds_ms"]
+    assert len(rounds) == 2
+    for samples in rounds:  # each round: its one set, then repeats until 50 ms
+        assert len(samples) > 1 and sum(samples) >= 50 and sum(samples[:-1]) < 50
+
+
+def test_round_slots_split_the_sets_in_order():
+    assert timing.round_slots(10, 5) == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    assert timing.round_slots(3, 5) == [[0], [1], [2]]  # never more rounds than sets
+    assert timing.round_slots(7, 3) == [[0, 1], [2, 3], [4, 5, 6]]
+    assert timing.per_round(10, 3) == 4 and timing.per_round(0.3, 3) == pytest.approx(0.1)
+
+
+def test_turns_wait_for_each_grant():
+    read_fd, write_fd = os.pipe()
+    channel = TurnChannel()
+    keeper = turns.Turns(channel, read_fd, wait_limit_s=30)
+    order = []
+
+    def grant_later():
+        for k in range(2):
+            while ("ready", k) not in channel.turns:
+                threading.Event().wait(0.01)
+            order.append(f"grant {k}")
+            os.write(write_fd, b"g")
+
+    granter = threading.Thread(target=grant_later)
+    granter.start()
+    for k in range(2):
+        with keeper.turn(k):
+            order.append(f"round {k}")
+    granter.join()
+    assert order == ["grant 0", "round 0", "grant 1", "round 1"]
+    assert keeper.facts()["granted"] == 2 and keeper.facts()["unpaired"] is None
+    os.close(write_fd)  # the parent ends the turns: the rest run at once, and it is said
+    with keeper.turn(2):
+        pass
+    assert keeper.facts()["asked"] == 3 and keeper.facts()["granted"] == 2
+    assert keeper.facts()["unpaired"] == "the parent ended the turns"
+
+
+def test_a_grant_that_does_not_come_ends_the_waiting():
+    read_fd, write_fd = os.pipe()
+    keeper = turns.Turns(TurnChannel(), read_fd, wait_limit_s=0.2)
+    with keeper.turn(0):
+        pass
+    with keeper.turn(1):  # no second wait
+        pass
+    os.close(write_fd)
+    facts = keeper.facts()
+    assert facts["granted"] == 0 and facts["unpaired"].startswith("no turn was granted within")
+    assert 0.2 <= facts["waited_s"] < 5
+
+
+def test_baseline_through_the_worker_with_grants_on_stdin(tmp_path):
+    """End to end through worker.py, with torch.compile (inductor's C++ backend on the CPU) and
+    the grants after the channel's key on stdin. Slow (tens of seconds on two cores)."""
+    job = baseline_job(tmp_path, MATMUL_REFERENCE,
+                       {"warmup": 1, "reps": 3, "min_time_s": 0.0, "compile_baseline": True,
+                        "rounds": 3}, timing_sets=3)
+    job_path = tmp_path / "job.json"
+    job_path.write_text(json.dumps(job))
+    read_fd, write_fd = os.pipe()
+    env = dict(os.environ, CRUCIBLE_RESULT_FD=str(write_fd), CRUCIBLE_CHANNEL_KEY="stdin",
+               CRUCIBLE_TURNS="stdin")
+    key = b"test-key"
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-B", WORKER, "baseline", str(job_path)],
+        pass_fds=(write_fd,), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT)
+    os.close(write_fd)
+    process.stdin.write(key + b"\n" + b"g" * 3)  # the key line, then one grant per round
+    process.stdin.flush()
+    with os.fdopen(read_fd, "rb") as channel:
+        lines = [json.loads(line) for line in channel.read().splitlines()]
+    process.stdin.close()
+    process.stdin = None
+    log = process.communicate(timeout=600)[0]
+    for line in lines:  # the key was read up to its newline, not into the grants
+        expected = hmac.new(key, line["body"].encode(), hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(line["mac"], expected)
+    messages = [json.loads(line["body"]) for line in lines]
+    assert process.returncode == 0, log.decode(errors="replace")[-3000:]
+    assert "baseline-compile" in [m.get("name") for m in messages]
+    assert [(m["state"], m["index"]) for m in messages if m["type"] == "turn"] == \
+        [(s, k) for k in range(3) for s in ("ready", "done")]
+    facts = messages[-1]["facts"]
+    assert facts["error"] is None
+    assert facts["turns"]["granted"] == 3 and facts["turns"]["unpaired"] is None
+    t = facts["timing"]
+    assert t["compile_error"] is None, t["compile_error"]
+    assert t["compile_ms"] > 0 and [len(r) for r in t["compile_rounds_ms"]] == [1, 1, 1]
+    assert [len(r) for r in t["eager_rounds_ms"]] == [1, 1, 1]
