@@ -39,6 +39,16 @@ std::string temporaryRoot() {
   return tmp && *tmp ? tmp : "/tmp";
 }
 
+std::string userCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/crucible";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.cache/crucible";
+  }
+  return temporaryRoot() + "/crucible-cache";
+}
+
 std::string executableDir() {
   std::error_code ec;
   auto exe = fs::read_symlink("/proc/self/exe", ec);

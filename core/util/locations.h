@@ -39,6 +39,10 @@ std::string executableDir();
 /// Where Crucible's scratch folders go: $TMPDIR when set and not empty, else /tmp.
 std::string temporaryRoot();
 
+/// Crucible's own cache folder: $XDG_CACHE_HOME/crucible, else $HOME/.cache/crucible, else
+/// under the temporary root. Not created here.
+std::string userCacheDir();
+
 /// Reads a whole file; nullopt when it cannot be read.
 std::optional<std::string> readFile(const std::string& path);
 
