@@ -11,7 +11,7 @@ const char* const kVerifyOptionsHelp =
     "  --timeout SECONDS          wall-clock limit for the candidate (default 300)\n"
     "  --atol X --rtol X          fp32 tolerances (default 1e-4)\n"
     "  --atol-half X --rtol-half X   fp16/bf16 tolerances (default 1e-2)\n"
-    "  --reps N                   timed repetitions (default 10 on CPU, 100 on GPU)\n"
+    "  --reps N                   timed repetitions (default 20 on CPU, 100 on GPU)\n"
     "  --threads N                CPU threads for the reference and the candidate alike\n"
     "                             (default 1; 0: PyTorch's default, every core)\n"
     "  --seed N                   seed for the weights (default 42); inputs come from a\n"

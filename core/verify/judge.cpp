@@ -445,6 +445,22 @@ void judgeRounds(const Observations& o, Evaluation& e, FlagSet& flags) {
   flags.raise("unpaired_timing", message + ")", std::nullopt, {{"reasons", why}});
 }
 
+/// The spread of one baseline (`name`: eager or compile) over the candidate's counted samples
+/// and rounds, from the same places on the reference's side: each set's first call in its
+/// round where the baseline says which those are (`<name>_fresh_rounds_ms`), else every call.
+std::optional<SpeedupSpread> spreadAgainst(const json& refTiming, const std::string& name,
+                                           const std::vector<double>& samples,
+                                           const std::vector<std::vector<double>>& rounds) {
+  auto refRounds = roundsOf(refTiming, (name + "_fresh_rounds_ms").c_str());
+  std::vector<double> refSamples;
+  for (const auto& r : refRounds) refSamples.insert(refSamples.end(), r.begin(), r.end());
+  if (refRounds.empty()) {
+    refRounds = roundsOf(refTiming, (name + "_rounds_ms").c_str());
+    refSamples = samplesOf(refTiming, (name + "_samples_ms").c_str());
+  }
+  return widest(speedupSpread(refSamples, samples), roundSpread(refRounds, rounds));
+}
+
 /// The candidate's time: the reported median, unless the outside measurement does not confirm
 /// it (then warn and use the outside one). Not a cheat by itself: on a loaded machine the
 /// outside interval can hold many times the calls' own time. A forged time gains nothing.
@@ -631,12 +647,9 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
     if (e.timing.candidateMs == numberOf(candidateTiming, "median_ms")) {
       const auto samples = samplesOf(candidateTiming, "fresh_ms");
       const auto rounds = roundsOf(candidateTiming, "fresh_rounds_ms");
-      e.speedupSpread = widest(speedupSpread(samplesOf(refTiming, "eager_samples_ms"), samples),
-                               roundSpread(roundsOf(refTiming, "eager_rounds_ms"), rounds));
+      e.speedupSpread = spreadAgainst(refTiming, "eager", samples, rounds);
       if (e.timing.compileReferenceMs) {
-        e.compileSpeedupSpread =
-            widest(speedupSpread(samplesOf(refTiming, "compile_samples_ms"), samples),
-                   roundSpread(roundsOf(refTiming, "compile_rounds_ms"), rounds));
+        e.compileSpeedupSpread = spreadAgainst(refTiming, "compile", samples, rounds);
       }
     }
   }

@@ -48,8 +48,8 @@ std::optional<SpeedupSpread> roundSpread(const std::vector<std::vector<double>>&
   }
   if (ratios.size() < 2) return std::nullopt;
   SpeedupSpread s;
-  s.low = *std::min_element(ratios.begin(), ratios.end());
-  s.high = *std::max_element(ratios.begin(), ratios.end());
+  s.low = quantile(ratios, 0.25);
+  s.high = quantile(ratios, 0.75);
   s.noisy = s.high > kNoisySpreadRatio * s.low;
   return s;
 }

@@ -30,9 +30,10 @@ double quantile(std::vector<double> samples, double q);
 std::optional<SpeedupSpread> speedupSpread(const std::vector<double>& referenceSamples,
                                            const std::vector<double>& candidateSamples);
 
-/// The spread of the rounds' speedups (the reference's round median over the candidate's round
-/// median, round by round): load that changes between rounds shows here even where each round's
-/// samples agree. nullopt with fewer than two comparable rounds.
+/// The middle half of the rounds' speedups (the reference's round median over the candidate's
+/// round median, round by round): load that changes between rounds shows here even where each
+/// round's samples agree, while one disturbed round among several does not decide the range.
+/// nullopt with fewer than two comparable rounds.
 std::optional<SpeedupSpread> roundSpread(const std::vector<std::vector<double>>& referenceRounds,
                                          const std::vector<std::vector<double>>& candidateRounds);
 

@@ -157,10 +157,11 @@ TEST(Judge, RoundsTimedInTurnsAreSaidSo) {
 }
 
 TEST(Judge, LoadThatComesAndGoesBetweenRoundsWidensTheSpread) {
-  // Each round's samples agree with each other, but the rounds do not: the second round's
-  // candidate calls ran while something else had the machine.
-  auto e = judge(
-      inTurns({{2.0, 2.0}, {2.0, 2.0}, {2.0, 2.0}}, {{1.0, 1.0}, {4.0, 4.0}, {1.0, 1.0}}), {});
+  // Each round's samples agree with each other, but the rounds do not: two of the candidate's
+  // five rounds ran while something else had the machine.
+  auto e = judge(inTurns({{2.0, 2.0}, {2.0, 2.0}, {2.0, 2.0}, {2.0, 2.0}, {2.0, 2.0}},
+                         {{1.0, 1.0}, {4.0, 4.0}, {4.0, 4.0}, {1.0, 1.0}, {1.0, 1.0}}),
+                 {});
   ASSERT_TRUE(e.speedupSpread) << json(e).dump(2);
   EXPECT_TRUE(e.speedupSpread->noisy);
   EXPECT_DOUBLE_EQ(e.speedupSpread->low, 0.5);

@@ -41,12 +41,18 @@ TEST(SpeedupSpread, TooFewSamplesGiveNoRange) {
 
 }  // namespace
 TEST(SpeedupSpread, RoundsThatDisagreeWidenTheRange) {
-  // Quiet within each round; the candidate's second round ran under load.
-  const auto rounds = roundSpread({{2, 2}, {2, 2}, {2, 2}}, {{1, 1}, {3, 3}, {1, 1}});
+  // Quiet within each round; two of the candidate's five rounds ran under load.
+  const auto rounds = roundSpread({{2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}},
+                                  {{1, 1}, {3, 3}, {3, 3}, {1, 1}, {1, 1}});
   ASSERT_TRUE(rounds);
   EXPECT_DOUBLE_EQ(rounds->low, 2.0 / 3);
   EXPECT_DOUBLE_EQ(rounds->high, 2.0);
   EXPECT_TRUE(rounds->noisy);
+  // One disturbed round among five does not decide the range.
+  const auto one = roundSpread({{2}, {2}, {2}, {2}, {2}}, {{1}, {3}, {1}, {1}, {1}});
+  ASSERT_TRUE(one);
+  EXPECT_DOUBLE_EQ(one->low, 2.0);
+  EXPECT_FALSE(one->noisy);
   const auto samples = speedupSpread({2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1.1});
   const auto both = widest(samples, rounds);
   ASSERT_TRUE(both);

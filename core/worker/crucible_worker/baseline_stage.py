@@ -81,9 +81,10 @@ def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, 
     min_time_s = timing.per_round(float(settings["min_time_s"]), len(slots))
     eager, fast, compile_error = [], [], None
     for k, round_sets in enumerate(slots):
-        # A full warm-up before the first round; one call before each later one, after the wait
-        # for the turn left caches cold and thread pools asleep (the candidate does the same).
-        warmup = int(settings["warmup"]) if k == 0 else 1
+        # The full warm-up in every round, as the candidate does: the wait for the turn leaves
+        # caches cold, thread pools asleep and a GPU's clocks down, and the first calls after it
+        # are slower. The candidate counts each set's first call, which comes right after it.
+        warmup = int(settings["warmup"])
         with turn_keeper.turn(k), torch.no_grad(), lock.exclusive(record):
             with _user_code(path):
                 eager.append(timing.measure(timer, model, sets, warmup, reps, min_time_s,
@@ -94,17 +95,25 @@ def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, 
                                                slots=round_sets))
                 except Exception as exc:
                     compile_error = f"{type(exc).__name__}: {exc}"[:2000]
-    result = {"rounds": len(slots),
-              "eager_rounds_ms": eager,
-              "eager_samples_ms": [ms for r in eager for ms in r],
-              "compile_rounds_ms": fast if compiled is not None and compile_error is None
-              else None,
-              "compile_error": compile_error}
-    result["eager_ms"] = timing.median(result["eager_samples_ms"])
-    samples = [ms for r in fast for ms in r] if result["compile_rounds_ms"] else None
-    result["compile_samples_ms"] = samples
-    result["compile_ms"] = timing.median(samples) if samples else None
+    # The medians count each set's first call in its round, the calls at the same places as
+    # the ones the candidate's median counts; later calls on a set are in the samples.
+    result = {"rounds": len(slots), "compile_error": compile_error}
+    _summarise(result, "eager", eager, slots)
+    _summarise(result, "compile", fast if compiled is not None and compile_error is None
+               else None, slots)
     return result
+
+
+def _summarise(result, name, rounds, slots):
+    """`<name>_rounds_ms` (every call, per round), `<name>_samples_ms` (every call),
+    `<name>_fresh_rounds_ms` (each set's first call, per round) and `<name>_ms` (their
+    median); None where nothing was timed."""
+    fresh = [r[:len(s)] for r, s in zip(rounds, slots)] if rounds else None
+    result[f"{name}_rounds_ms"] = rounds
+    result[f"{name}_samples_ms"] = [ms for r in rounds for ms in r] if rounds else None
+    result[f"{name}_fresh_rounds_ms"] = fresh
+    counted = [ms for r in fresh for ms in r] if fresh else []
+    result[f"{name}_ms"] = timing.median(counted) if counted else None
 
 
 class _CompileTimeout(BaseException):

@@ -554,8 +554,10 @@ class CandidateStage:
         min_time_s = float(self.settings["min_time_s"])
         self.channel.phase("candidate-timing")
         # Each set is fetched (from the input monitor, where there is one) and placed on the
-        # device only when its first timed call is about to run.
-        input_sets = _OnDevice(sets, self.loader, self.device)
+        # device only when its first timed call is about to run, into buffers reserved when its
+        # round begins.
+        input_sets = _OnDevice(sets, self.loader, self.device,
+                               like=self.inputs[0] if self.timing_inputs and self.inputs else None)
         warmup_sets = [self.loader.move_to(v, self.device) for v in self.inputs] \
             if self.timing_inputs else input_sets
         calls = _TimedCalls(self, _KeptOutputs(_kept_output_budget(self.job)))
@@ -570,9 +572,11 @@ class CandidateStage:
                 gc.collect()
                 with self.turns.turn(k), torch.no_grad(), \
                         self.device_lock.exclusive(self.facts["device_lock"]):
-                    # As the reference's timer: a full warm-up first, one call after each wait.
-                    calls.run(warmup_sets, input_sets, timer, warmup if k == 0 else 1,
-                              round_reps, round_time_s, slots)
+                    # As the reference's timer: the full warm-up in every round (on the
+                    # trials' inputs), so that no round's counted calls meet cold caches.
+                    input_sets.reserve(slots)
+                    calls.run(warmup_sets, input_sets, timer, warmup, round_reps, round_time_s,
+                              slots)
                 if calls.error is not None:
                     break
         except BaseException as exc:
@@ -978,18 +982,58 @@ class _HandedOver:
 
 
 class _OnDevice:
-    """`sets` placed on the device one by one, as they are first asked for."""
+    """`sets` placed on the device one by one, as they are first asked for.
 
-    def __init__(self, sets, loader, device):
+    `reserve` allocates a round's device buffers ahead of its calls, shaped like `like` (the
+    trials' inputs), and a set asked for later is copied into its buffers. The device's memory
+    is then laid out before the round's warm-up as it is for the reference's timer, which holds
+    every set from the start: a set allocated just before its first call would leave that call
+    to find the allocator's cache used up and pay for new device memory inside the timer. The
+    buffers hold nothing of the set until its call comes."""
+
+    def __init__(self, sets, loader, device, like=None):
         self._sets, self._loader, self._device, self._placed = sets, loader, device, {}
+        self._like, self._reserved = like, {}
 
     def __len__(self):
         return len(self._sets)
 
+    def reserve(self, slots):
+        if self._like is None:
+            return
+        import torch
+        for slot in slots:
+            if slot not in self._placed and slot not in self._reserved:
+                self._reserved[slot] = _empty_like_tensors(self._like, self._device, torch)
+
     def __getitem__(self, index):
         if index not in self._placed:
-            self._placed[index] = self._loader.move_to(self._sets[index], self._device)
+            buffers = iter(self._reserved.pop(index, []))
+
+            def place(t):
+                buffer = next(buffers, None)
+                if buffer is None or buffer.shape != t.shape or buffer.dtype != t.dtype:
+                    return t.to(self._device)
+                buffer.copy_(t)
+                return buffer.requires_grad_(t.requires_grad)
+
+            self._placed[index] = self._loader.map_tensors(self._sets[index], place)
         return self._placed[index]
+
+
+def _empty_like_tensors(value, device, torch):
+    """Uninitialised device tensors shaped like every tensor in `value`, in order."""
+    found = []
+    stack = [value]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, torch.Tensor):
+            found.append(torch.empty_like(item, device=device))
+        elif isinstance(item, (list, tuple)):
+            stack[0:0] = list(item)
+        elif isinstance(item, dict):
+            stack[0:0] = list(item.values())
+    return found
 
 
 def _forbid_new_processes(backend):

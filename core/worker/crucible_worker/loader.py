@@ -140,6 +140,11 @@ def _clone_tensor(tensor):
     return copy
 
 
+def map_tensors(value, fn):
+    """`value` with every tensor `t` in it replaced by `fn(t)` (lists, tuples, dicts rebuilt)."""
+    return _map_tensors(value, fn)
+
+
 def _map_tensors(value, fn):
     if isinstance(value, torch.Tensor):
         return fn(value)
