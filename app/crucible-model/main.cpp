@@ -1,5 +1,7 @@
 // crucible-model: the embedded LLM engine, a long-lived child that speaks JSON lines on
 // stdin/stdout (docs/MODEL_PROTOCOL.md). A crash or out-of-memory here never takes the GUI down.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -7,7 +9,29 @@
 #include "core/model/protocol_server.h"
 #include "model/torch_decoder.h"
 
+namespace {
+
+/// PyTorch's CPU threads wait for each other through OpenMP, whose threads by default spin
+/// while they wait. On a machine that is also verifying, a spinning thread holds a core its
+/// partner needs, and every parallel region waits out a time slice: decoding fell to a fifth of
+/// its speed beside two busy processes, where passive waits keep it at its share of the CPU
+/// (docs/PERFORMANCE.md). OpenMP reads the policy when the library loads, before main, so the
+/// engine starts itself again with it set, unless the caller chose one.
+void waitPassivelyUnlessTold(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  // By its own path, so that the process keeps its name; on failure it goes on as it is.
+  ::execv(self, argv);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  waitPassivelyUnlessTold(argv);
   if (argc > 1) {
     const std::string arg = argv[1];
     (arg == "--help" || arg == "-h" ? std::cout : std::cerr)
