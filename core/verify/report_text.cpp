@@ -37,15 +37,32 @@ std::string verdictBanner(const Evaluation& e) {
   }
   return "";
 }
+
+std::string summary(std::optional<double> speedup, const std::optional<SpeedupSpread>& spread) {
+  if (!speedup) return "n/a";
+  const std::string median = number(*speedup) + "x";
+  if (!spread) return median;
+  const std::string range = number(spread->low, 2) + "-" + number(spread->high, 2) + "x";
+  return spread->noisy ? "noisy: " + range + " (median " + median + ")"
+                       : median + " (" + range + ")";
+}
+
+/// How the two sides were timed: in how many rounds, and whether in turns.
+std::string roundsText(const Timing& t) {
+  if (t.rounds <= 0) return "";
+  return ", " + std::to_string(t.rounds) + (t.rounds == 1 ? " round" : " rounds") +
+         (t.interleaved ? " in turns" : " NOT in turns");
+}
 }  // namespace
 
 std::string speedupSummary(const Evaluation& e) {
-  if (!e.speedup) return "n/a";
-  const std::string median = number(*e.speedup) + "x";
-  if (!e.speedupSpread) return median;
-  const auto& s = *e.speedupSpread;
-  const std::string range = number(s.low, 2) + "-" + number(s.high, 2) + "x";
-  return s.noisy ? "noisy: " + range + " (median " + median + ")" : median + " (" + range + ")";
+  return summary(e.speedup, e.speedupSpread);
+}
+
+std::string compileSpeedupSummary(const Evaluation& e) {
+  const auto& t = e.timing;
+  if (!e.speedup || !t.compileReferenceMs || !t.candidateMs || *t.candidateMs <= 0) return "n/a";
+  return summary(*t.compileReferenceMs / *t.candidateMs, e.compileSpeedupSpread);
 }
 
 std::string renderEvaluationText(const Evaluation& e) {
@@ -59,7 +76,11 @@ std::string renderEvaluationText(const Evaluation& e) {
   }
   out << "  speedup    " << speedupSummary(e) << "   (reference "
       << milliseconds(e.timing.referenceMs) << ", candidate " << milliseconds(e.timing.candidateMs)
-      << ", torch.compile " << milliseconds(e.timing.compileReferenceMs) << ")\n";
+      << ", torch.compile " << milliseconds(e.timing.compileReferenceMs) << roundsText(e.timing)
+      << ")\n";
+  if (e.speedup && e.timing.compileReferenceMs) {
+    out << "  vs compile " << compileSpeedupSummary(e) << "\n";
+  }
   if (e.error) {
     out << "  error      [" << e.error->stage << "] " << e.error->message;
     if (e.error->line) out << " (line " << *e.error->line << ")";

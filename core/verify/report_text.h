@@ -14,4 +14,8 @@ std::string renderEvaluationText(const Evaluation& evaluation);
 /// (median 1.4x)" when the range is too wide to tell, "1.82x" without samples, "n/a".
 std::string speedupSummary(const Evaluation& evaluation);
 
+/// The speedup over torch.compile (its time over the candidate's) with its own range, as
+/// speedupSummary; "n/a" where torch.compile was not timed.
+std::string compileSpeedupSummary(const Evaluation& evaluation);
+
 }  // namespace crucible

@@ -4,6 +4,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/verify/report_text.h"
 #include "ui/model/verdict_style.h"
 
 namespace crucible::ui {
@@ -115,12 +116,17 @@ void VerificationPane::showCurrent() {
                        .arg(speedupText(*e, true), millisecondsText(t.referenceMs),
                             millisecondsText(t.candidateMs));
   if (t.compileReferenceMs) {
-    const std::optional<double> overCompile =
-        e->correct && t.candidateMs && *t.candidateMs > 0
-            ? std::optional<double>(*t.compileReferenceMs / *t.candidateMs)
-            : std::nullopt;
+    // With its own range, as the speedup over eager: a speedup is never shown surer than its
+    // measurement.
+    const QString overCompile = e->correct && e->speedup
+                                    ? QString::fromStdString(compileSpeedupSummary(*e))
+                                    : speedupText(std::optional<double>());
     timing += tr("<br>torch.compile %1 · speedup over it %2")
-                  .arg(millisecondsText(t.compileReferenceMs), speedupText(overCompile));
+                  .arg(millisecondsText(t.compileReferenceMs), overCompile);
+  }
+  if (t.rounds > 0) {
+    timing += t.interleaved ? tr("<br>timed in %1 rounds in turns with the reference").arg(t.rounds)
+                            : tr("<br><b>not timed in turns</b> with the reference (see flags)");
   }
   timing += tr("<br>backend %1 on %2%3")
                 .arg(QString::fromStdString(e->backend).toHtmlEscaped(),
