@@ -13,9 +13,9 @@ namespace {
 
 /// PyTorch's CPU threads wait for each other through OpenMP, whose threads by default spin
 /// while they wait. On a machine that is also verifying, a spinning thread holds a core its
-/// partner needs, and every parallel region waits out a time slice: decoding fell to a fifth of
-/// its speed beside two busy processes, where passive waits keep it at its share of the CPU
-/// (docs/PERFORMANCE.md). OpenMP reads the policy when the library loads, before main, so the
+/// partner needs, and every parallel region waits out a time slice; passive waits keep decoding
+/// at its share of the CPU (docs/PERFORMANCE.md has the figures). OpenMP reads the policy when
+/// the library loads, before main, so the
 /// engine starts itself again with it set, unless the caller chose one.
 void waitPassivelyUnlessTold(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;

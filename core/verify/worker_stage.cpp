@@ -182,9 +182,9 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   fs::create_directories(tmp);
   spec.env["TMPDIR"] = tmp.string();
   writable.push_back(scratch.string());
-  // torch.compile's caches for the reference's timer outlive the job: a warm cache turns a
-  // compile of tens of seconds into a few. They hold code made from the reference only (the
-  // user's own file), and no other stage may read them.
+  // torch.compile's caches for the reference's timer outlive the job: a warm cache spares
+  // most of the compile. They hold code made from the reference only (the user's own file),
+  // and no other stage may read them.
   const fs::path compileCache = fs::path(userCacheDir()) / "baseline";
   std::vector<std::string> hidden{temporaryRoot()};
   if (stage == "baseline") {
