@@ -23,22 +23,25 @@ std::optional<double> numberOf(const json& j, const char* key) {
   return std::nullopt;
 }
 
-std::vector<double> samplesOf(const json& j, const char* key) {
+/// The numbers of a JSON array (anything else is skipped).
+std::vector<double> numbersIn(const json& array) {
   std::vector<double> out;
-  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return out;
-  for (const auto& x : j[key]) {
+  if (!array.is_array()) return out;
+  for (const auto& x : array) {
     if (x.is_number()) out.push_back(x.get<double>());
   }
   return out;
+}
+
+std::vector<double> samplesOf(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? numbersIn(j[key]) : std::vector<double>{};
 }
 
 /// Per-round samples: an array of arrays of numbers under `key`.
 std::vector<std::vector<double>> roundsOf(const json& j, const char* key) {
   std::vector<std::vector<double>> out;
   if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return out;
-  for (const auto& round : j[key]) {
-    out.push_back(samplesOf(json{{"r", round}}, "r"));
-  }
+  for (const auto& round : j[key]) out.push_back(numbersIn(round));
   return out;
 }
 

@@ -104,7 +104,7 @@ void TurnReferee::grantIfDue() {
   if (nextSide.waiting) {
     // The first turn waits until both sides are ready (or one is gone): the rounds that are
     // compared should be as close together as the two stages allow.
-    if (!firstGranted_ && !otherSide.waiting && !otherSide.finished) return;
+    if (turns_.empty() && !otherSide.waiting && !otherSide.finished) return;
     grant(next_);
   } else if (nextSide.finished && otherSide.waiting) {
     grant(other(next_));
@@ -118,7 +118,6 @@ void TurnReferee::grant(TimingSide side) {
   s.waiting.reset();
   updateHeld(s);
   holder_ = side;
-  firstGranted_ = true;
   s.feed->write("g");
 }
 

@@ -76,7 +76,6 @@ class TurnReferee {
   std::array<Side, 2> sides_;
   std::optional<TimingSide> holder_;
   TimingSide next_ = TimingSide::Reference;
-  bool firstGranted_ = false;
   std::chrono::steady_clock::time_point origin_;
   std::vector<Turn> turns_;
   std::vector<std::string> protocolErrors_;

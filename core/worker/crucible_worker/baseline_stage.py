@@ -79,6 +79,7 @@ def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, 
     slots = timing.round_slots(len(sets), int(settings["rounds"]))
     reps = timing.per_round(int(settings["reps"]), len(slots))
     min_time_s = timing.per_round(float(settings["min_time_s"]), len(slots))
+    max_reps = timing.per_round(timing.MAX_REPS, len(slots))
     eager, fast, compile_error = [], [], None
     for k, round_sets in enumerate(slots):
         # The full warm-up in every round, as the candidate does: the wait for the turn leaves
@@ -88,11 +89,11 @@ def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, 
         with turn_keeper.turn(k), torch.no_grad(), lock.exclusive(record):
             with _user_code(path):
                 eager.append(timing.measure(timer, model, sets, warmup, reps, min_time_s,
-                                            slots=round_sets))
+                                            max_reps, slots=round_sets))
             if compiled is not None and compile_error is None:
                 try:
                     fast.append(timing.measure(timer, compiled, sets, warmup, reps, min_time_s,
-                                               slots=round_sets))
+                                               max_reps, slots=round_sets))
                 except Exception as exc:
                     compile_error = f"{type(exc).__name__}: {exc}"[:2000]
     # The medians count each set's first call in its round, the calls at the same places as

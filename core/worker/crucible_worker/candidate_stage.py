@@ -556,7 +556,7 @@ class CandidateStage:
         # Each set is fetched (from the input monitor, where there is one) and placed on the
         # device only when its first timed call is about to run, into buffers reserved when its
         # round begins.
-        input_sets = _OnDevice(sets, self.loader, self.device,
+        input_sets = _OnDevice(sets, self.loader, self.value_pack, self.device,
                                like=self.inputs[0] if self.timing_inputs and self.inputs else None)
         warmup_sets = [self.loader.move_to(v, self.device) for v in self.inputs] \
             if self.timing_inputs else input_sets
@@ -566,6 +566,7 @@ class CandidateStage:
         rounds = timing.round_slots(len(input_sets), int(self.settings.get("rounds", 1)))
         round_reps = timing.per_round(reps, len(rounds))
         round_time_s = timing.per_round(min_time_s, len(rounds))
+        round_max = timing.per_round(timing.MAX_REPS, len(rounds))
         try:
             timer = timing.Timer(self.device)
             for k, slots in enumerate(rounds):
@@ -576,7 +577,7 @@ class CandidateStage:
                     # trials' inputs), so that no round's counted calls meet cold caches.
                     input_sets.reserve(slots)
                     calls.run(warmup_sets, input_sets, timer, warmup, round_reps, round_time_s,
-                              slots)
+                              round_max, slots)
                 if calls.error is not None:
                     break
         except BaseException as exc:
@@ -585,13 +586,14 @@ class CandidateStage:
         self._finish_timed_facts(calls)
         self.threads.after_forward()
         result["rounds"] = len(calls.rounds)
-        if calls.fresh:
+        fresh = calls.fresh
+        if fresh:
             # Each timing set's first call counts: a set that comes round again could be
             # answered from a cache keyed by its content, so repeats are checked, not counted.
-            result["median_ms"] = timing.median(calls.fresh)
+            result["median_ms"] = timing.median(fresh)
             result["samples_ms"] = calls.samples
-            result["reps"] = len(calls.samples)
-            result["fresh_ms"] = calls.fresh
+            result["reps"] = len(result["samples_ms"])
+            result["fresh_ms"] = fresh
             result["fresh_rounds_ms"] = calls.fresh_rounds
         checked = self._save_timed_outputs(calls.kept)
         result["checked"] = {"calls": calls.count, "kept": len(calls.kept.entries),
@@ -743,15 +745,22 @@ class _TimedCalls:
     def __init__(self, stage, kept):
         self.stage = stage
         self.kept = kept
-        self.samples = []  # every timed call's, in order
-        self.fresh = []  # each timing set's first call's
-        self.rounds, self.fresh_rounds = [], []  # the same, per round
+        self.rounds = []  # every timed call's sample, per round
+        self.fresh_rounds = []  # each timing set's first call's, per round
         self.count = 0
         self.launches = 0
         self.min_launches = None
         self.error = None
 
-    def run(self, warmup_sets, input_sets, timer, warmup, reps, min_time_s, slots):
+    @property
+    def samples(self):
+        return [ms for r in self.rounds for ms in r]
+
+    @property
+    def fresh(self):
+        return [ms for r in self.fresh_rounds for ms in r]
+
+    def run(self, warmup_sets, input_sets, timer, warmup, reps, min_time_s, max_reps, slots):
         """One round: warm-up calls on `warmup_sets` (the trials' inputs, already seen), then
         timed calls on the input sets numbered in `slots`, in turn, so each set's first use is
         timed."""
@@ -759,10 +768,9 @@ class _TimedCalls:
         self.rounds.append(samples)
         self.fresh_rounds.append(fresh)
         previous = None  # alive while the next copy is made: no two calls share addresses
-        for i in range(warmup + self.stage.timing.MAX_REPS):
+        for i in range(warmup + max_reps):
             timed = i >= warmup
-            if timed and not self.stage.timing.wants_more(samples, reps, min_time_s,
-                                                            self.stage.timing.MAX_REPS):
+            if timed and not self.stage.timing.wants_more(samples, reps, min_time_s, max_reps):
                 break
             slot = slots[(i - warmup) % len(slots)] if timed else i % len(warmup_sets)
             sets = input_sets if timed else warmup_sets
@@ -773,10 +781,8 @@ class _TimedCalls:
                 return
             if timed:
                 samples.append(r.ms)
-                self.samples.append(r.ms)
                 if i - warmup < len(slots):
                     fresh.append(r.ms)
-                    self.fresh.append(r.ms)
                 self.kept.offer(slot, r.output, self.stage.torch)
             previous = r.args
             del r
@@ -991,8 +997,9 @@ class _OnDevice:
     to find the allocator's cache used up and pay for new device memory inside the timer. The
     buffers hold nothing of the set until its call comes."""
 
-    def __init__(self, sets, loader, device, like=None):
+    def __init__(self, sets, loader, value_pack, device, like=None):
         self._sets, self._loader, self._device, self._placed = sets, loader, device, {}
+        self._value_pack = value_pack
         self._like, self._reserved = like, {}
 
     def __len__(self):
@@ -1004,7 +1011,8 @@ class _OnDevice:
         import torch
         for slot in slots:
             if slot not in self._placed and slot not in self._reserved:
-                self._reserved[slot] = _empty_like_tensors(self._like, self._device, torch)
+                self._reserved[slot] = [torch.empty_like(t, device=self._device)
+                                        for t in self._value_pack.tensors_in(self._like)]
 
     def __getitem__(self, index):
         if index not in self._placed:
@@ -1019,21 +1027,6 @@ class _OnDevice:
 
             self._placed[index] = self._loader.map_tensors(self._sets[index], place)
         return self._placed[index]
-
-
-def _empty_like_tensors(value, device, torch):
-    """Uninitialised device tensors shaped like every tensor in `value`, in order."""
-    found = []
-    stack = [value]
-    while stack:
-        item = stack.pop(0)
-        if isinstance(item, torch.Tensor):
-            found.append(torch.empty_like(item, device=device))
-        elif isinstance(item, (list, tuple)):
-            stack[0:0] = list(item)
-        elif isinstance(item, dict):
-            stack[0:0] = list(item.values())
-    return found
 
 
 def _forbid_new_processes(backend):

@@ -125,12 +125,12 @@ def import_file(path, module_name):
 
 def move_to(value, device):
     """`value` with every tensor in it moved to `device` (lists, tuples and dicts rebuilt)."""
-    return _map_tensors(value, lambda t: t.to(device))
+    return map_tensors(value, lambda t: t.to(device))
 
 
 def clone_value(value):
     """`value` with every tensor in it replaced by a fresh copy (other leaves shared)."""
-    return _map_tensors(value, _clone_tensor)
+    return map_tensors(value, _clone_tensor)
 
 
 def _clone_tensor(tensor):
@@ -142,20 +142,16 @@ def _clone_tensor(tensor):
 
 def map_tensors(value, fn):
     """`value` with every tensor `t` in it replaced by `fn(t)` (lists, tuples, dicts rebuilt)."""
-    return _map_tensors(value, fn)
-
-
-def _map_tensors(value, fn):
     if isinstance(value, torch.Tensor):
         return fn(value)
     if isinstance(value, list):
-        return [_map_tensors(item, fn) for item in value]
+        return [map_tensors(item, fn) for item in value]
     if isinstance(value, tuple):
-        items = [_map_tensors(item, fn) for item in value]
+        items = [map_tensors(item, fn) for item in value]
         # A namedtuple takes its fields as arguments, a plain tuple takes one iterable.
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
-        return {key: _map_tensors(item, fn) for key, item in value.items()}
+        return {key: map_tensors(item, fn) for key, item in value.items()}
     return value
 
 
