@@ -10,7 +10,6 @@ import sys
 import threading
 
 import pytest
-import torch
 
 from crucible_worker import baseline_stage, reference_stage, timing, turns
 
@@ -165,3 +164,49 @@ def test_baseline_through_the_worker_with_grants_on_stdin(tmp_path):
     assert t["compile_error"] is None, t["compile_error"]
     assert t["compile_ms"] > 0 and [len(r) for r in t["compile_rounds_ms"]] == [1, 1, 1]
     assert [len(r) for r in t["eager_rounds_ms"]] == [1, 1, 1]
+
+
+COMPILE_ONCE = """
+import sys, torch
+from crucible_worker import inductor_settings
+cache = sys.argv[1]
+inductor_settings.configure(cache)
+compiled = torch.compile(torch.nn.ReLU())
+x = torch.randn(8, 64)
+assert torch.equal(compiled(x), torch.relu(x))
+inductor_settings.remember(cache)
+"""
+
+
+def test_a_persistent_compile_cache_keeps_no_header_in_the_job_and_the_vector_check(tmp_path):
+    """The baseline's compile leaves nothing in the job's temporary folder (no precompiled
+    header rebuilt per run) and keeps inductor's vector-instruction answer beside its cache,
+    which the next run takes instead of starting a second Python to find it again."""
+    from crucible_worker import inductor_settings
+    import torch._inductor.config as config
+
+    cache, tmp = tmp_path / "inductor", tmp_path / "job-tmp"
+    cache.mkdir()
+    tmp.mkdir()
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), TMPDIR=str(tmp),
+               PYTHONPATH=os.path.join(REPO, "core", "worker"))
+    done = subprocess.run([sys.executable, "-c", COMPILE_ONCE, str(cache)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not list(tmp.rglob("precompiled_headers")), list(tmp.rglob("*"))[:10]
+    marker = json.loads((cache / inductor_settings.MARKER).read_text())
+    assert marker["ok"] is True and marker["key"] == inductor_settings._machine_key()
+
+    saved = (config.cpp.vec_isa_ok, config.cpp_cache_precompile_headers)
+    try:
+        config.cpp.vec_isa_ok = None
+        inductor_settings.configure(str(cache))
+        assert config.cpp.vec_isa_ok is True
+        assert config.cpp_cache_precompile_headers is False
+        # An answer kept for another torch or processor is not taken.
+        (cache / inductor_settings.MARKER).write_text(json.dumps({"key": "other", "ok": False}))
+        config.cpp.vec_isa_ok = None
+        inductor_settings.configure(str(cache))
+        assert config.cpp.vec_isa_ok is None
+    finally:
+        config.cpp.vec_isa_ok, config.cpp_cache_precompile_headers = saved

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from . import device_lock, loader, timing, turns, value_pack
+from . import device_lock, inductor_settings, loader, timing, turns, value_pack
 from .loader import UserCodeError
 
 STAGE = "baseline"
@@ -124,11 +124,15 @@ class _CompileTimeout(BaseException):
 def _compile(model, inputs, device, lock, record):
     """(torch.compile(model), None) compiled on one call, or (None, why not). It compiles beside
     other workers' device work (the shared lock), never during anyone's timing."""
+    cache_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     try:
+        inductor_settings.configure(cache_dir)
         compiled = torch.compile(model)
         with torch.no_grad(), _deadline(COMPILE_LIMIT_S), lock.shared(record):
             compiled(*loader.clone_value(inputs))
             timing.sync(device)
+        if device.type == "cpu":
+            inductor_settings.remember(cache_dir)
         return compiled, None
     except _CompileTimeout:
         return None, f"torch.compile took longer than {COMPILE_LIMIT_S} s"

@@ -220,6 +220,7 @@ class CandidateStage:
                 finally:
                     self.facts["aten_recorder"] = self.recorder.finish()
         # 11. guards re-checked
+        self.channel.phase("candidate-finish")
         self._finish()
         self.device_lock.close()
         return self.facts
