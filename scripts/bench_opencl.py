@@ -113,7 +113,9 @@ def run_opencl(args):
         out = launch(t)
         ref = case.eager(t)
         err = (out - ref).abs().max().item()
-        tcl_ms, eager_ms = interleaved_ms([lambda: launch(t), lambda: case.eager(t)], args.repeats, args.warmup)
+        tcl_ms, eager_ms = interleaved_ms([lambda launch=launch, t=t: launch(t),
+                                           lambda case=case, t=t: case.eager(t)],
+                                          args.repeats, args.warmup)
         r = {"case": case.name, "shape": {k: list(v.shape) for k, v in t.items()}, "opencl_ms": tcl_ms,
              "eager_ms": eager_ms, "speedup_vs_eager": eager_ms / tcl_ms, "max_abs_err": err,
              "first_launch_ms": first_ms, "cold_compile_s": max(0.0, first_ms - tcl_ms) / 1e3}
@@ -139,7 +141,7 @@ def pick_matmul_blocks(bk, t, args):
         t0 = time.perf_counter()
         bk._matmul_triton(t, blocks)
         first_ms = (time.perf_counter() - t0) * 1e3
-        ms = median_ms(lambda: bk._matmul_triton(t, blocks), max(1, args.repeats // 3), 0)
+        ms = median_ms(lambda blocks=blocks: bk._matmul_triton(t, blocks), max(1, args.repeats // 3), 0)
         if best is None or ms < best[0]:
             best = (ms, blocks, first_ms)
     bk.MATMUL_BLOCKS = best[1]
@@ -188,7 +190,7 @@ def child_interpret(args):
         small = case.make(args.scale * case.interp_scale)
         full = case.make(args.scale) if case.interp_scale < 1 else small
         work = next(iter(full.values())).numel() / next(iter(small.values())).numel()
-        out[case.name] = median_ms(lambda: case.triton(small), args.repeats, 0) * work
+        out[case.name] = median_ms(lambda case=case, small=small: case.triton(small), args.repeats, 0) * work
         if work != 1:
             out.setdefault("scaled", {})[case.name] = work
     return out
@@ -211,7 +213,7 @@ def child_warm(args):
         t0 = time.perf_counter()
         case.triton(t)
         first = (time.perf_counter() - t0) * 1e3
-        steady = median_ms(lambda: case.triton(t), max(3, args.repeats // 2), 1)
+        steady = median_ms(lambda case=case, t=t: case.triton(t), max(3, args.repeats // 2), 1)
         out[case.name] = {"first_ms": first, "steady_ms": steady, "path_ms": max(0.0, first - steady)}
     return out
 

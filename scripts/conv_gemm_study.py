@@ -20,6 +20,7 @@ JSON object per line. Usage: conv_gemm_study.py [--quick] (quick: tiny shapes, f
 TRITON_INTERPRET=1 on a CPU).
 """
 import argparse
+import functools
 import json
 import sys
 
@@ -217,11 +218,12 @@ def main():
                 x.double(), w.double(), conv.bias.double(), padding=conv.padding)) \
                 + bias.double()[:, None, None]
 
+            # eager and err are called only within this iteration
             def eager():
-                return torch.relu(conv(x)) + bias[:, None, None]
+                return torch.relu(conv(x)) + bias[:, None, None]  # noqa: B023
 
             def err(y):
-                d = (y.double() - exact).abs() - 1e-4 * exact.abs()
+                d = (y.double() - exact).abs() - 1e-4 * exact.abs()  # noqa: B023
                 return float(d.max())
 
             row = {"shape": name, "form": "eager", "err_over_rtol": err(eager())}
@@ -229,17 +231,17 @@ def main():
                 row["ms"] = triton.testing.do_bench(eager)
                 gflop = 2.0 * exact.numel() * C * kk[0] * kk[1] / 1e9
                 row["gflop"] = gflop
-                conv_only = lambda: conv(x)  # noqa: E731
+                conv_only = lambda conv=conv, x=x: conv(x)  # noqa: E731
                 row["conv_ms"] = triton.testing.do_bench(conv_only)
             print(json.dumps(row), flush=True)
             for prec in precs:
                 for tile in tiles:
                     for form in args.forms.split(","):
                         if form == "flat":
-                            fn = lambda: run_flat(x, w, cbias, bias, tile, prec, padded)  # noqa: E731
+                            fn = functools.partial(run_flat, x, w, cbias, bias, tile, prec, padded)
                         else:
-                            fn = lambda: run_taps(x, w, cbias, bias, tile, prec,  # noqa: E731
-                                                  padded, form == "nhwc")
+                            fn = functools.partial(run_taps, x, w, cbias, bias, tile, prec,
+                                                   padded, form == "nhwc")
                         row = {"shape": name, "form": form, "prec": prec, "tile": tile}
                         try:
                             row["err_over_rtol"] = err(fn())

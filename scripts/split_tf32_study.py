@@ -252,7 +252,7 @@ def study(name, eager, exact, run, tiles, bench):
         for tile in tiles:
             try:
                 y = run(tile, form)
-                ms = bench(lambda: run(tile, form))
+                ms = bench(lambda tile=tile, form=form: run(tile, form))
             except Exception as exc:  # a tiling that does not fit this GPU's shared memory
                 print(json.dumps({"case": name, "form": form, "tile": tile,
                                   "error": f"{type(exc).__name__}: {str(exc)[:200]}"}), flush=True)

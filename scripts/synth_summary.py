@@ -54,7 +54,7 @@ def main(folder):
         verified = [s for _, _, s in items if s is not None]
         fast = sum(1 for s in verified if s > 1)
         geo = math.exp(sum(math.log(s) for s in verified) / len(verified)) if verified else None
-        print(f"| {level} | {len(items)} | {sum(1 for _, l, _ in items if l)} | {len(verified)} "
+        print(f"| {level} | {len(items)} | {sum(1 for _, lowered, _ in items if lowered)} | {len(verified)} "
               f"| {fast} | {'-' if geo is None else f'{geo:.2f}x'} |")
 
 

@@ -111,7 +111,7 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
         slot = slots[len(samples) % len(slots)]
         args = clone_value(input_sets[slot])  # `args` still holds the previous copy here
         sync(timer.device)  # the copy is not part of the timed call
-        ms, result = timer.time_call(lambda: fn(*args))
+        ms, result = timer.time_call(lambda args=args: fn(*args))
         samples.append(ms)
         if on_result is not None:
             on_result(slot, result)

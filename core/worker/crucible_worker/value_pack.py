@@ -173,7 +173,8 @@ def _encode(value, tensors):
 
 def _check_key(key):
     if not isinstance(key, str):
-        raise TypeError(f"value packs hold dicts with string keys only, not {type(key).__qualname__}")
+        raise TypeError("value packs hold dicts with string keys only, "
+                        f"not {type(key).__qualname__}")
     return str(key)
 
 
@@ -286,11 +287,12 @@ def _read_tensor(data, data_start, entry, index, path):
         raise ValueError(f"{where}: offset and nbytes must be non-negative ints")
     expected = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
     if nbytes != expected:
-        raise ValueError(f"{where}: nbytes {nbytes} does not match shape {shape} of {entry['dtype']}"
-                         f" ({expected} bytes)")
+        raise ValueError(f"{where}: nbytes {nbytes} does not match shape {shape} of "
+                         f"{entry['dtype']} ({expected} bytes)")
     start = data_start + offset
     if start + nbytes > len(data):
-        raise ValueError(f"{where}: bytes {offset}..{offset + nbytes} run past the end of the data")
+        raise ValueError(f"{where}: bytes {offset}..{offset + nbytes} run past the end of "
+                         "the data")
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype)
     # Read as bytes and clone: the clone owns aligned memory whatever the file's alignment,

@@ -3,8 +3,6 @@ and atomics (integer and float add, max/min with negatives, xchg, cas, fp16 add,
 values) against the Triton interpreter and PyTorch (test_tcl_differential.py). Atomic results
 that depend on the order programs run in are sorted before comparison."""
 
-import math
-
 import torch
 import triton
 import triton.language as tl

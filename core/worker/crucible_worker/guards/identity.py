@@ -92,7 +92,7 @@ class IdentitySnapshot:
         self.modules = {name: module for _, name, module, _, _ in self.entries}
         # every object along each label's path, so a replaced intermediate can be put back
         self._originals_by_path = {}
-        for _, name, module, chain, original in self.entries:
+        for _, _name, module, chain, original in self.entries:
             for depth in range(1, len(chain) + 1):
                 value = original if depth == len(chain) else _resolve(module, chain[:depth])
                 if value is not _MISSING:
@@ -149,7 +149,7 @@ class IdentitySnapshot:
                 setattr(parent, attr, module)
             except Exception:
                 pass
-        for label, _, module, chain, original in self.entries:
+        for _label, _, module, chain, original in self.entries:
             if _resolve(module, chain) is original:
                 continue
             # Restore from the outside in: a replaced module attribute (torch.cuda) first.

@@ -78,7 +78,8 @@ def _analyse_candidate(tree, reference_stem, facts, depth=0):
                                 model_new, reference_stem, _module_globals(tree),
                                 _model_new_reach(tree, model_new, names), depth)
     visitor.visit(tree)
-    facts["launches"] = sorted(visitor.launches, key=lambda l: (l["line"], l["kernel"]))
+    facts["launches"] = sorted(visitor.launches,
+                               key=lambda launch: (launch["line"], launch["kernel"]))
     facts["observations"] = _unique_sorted(
         visitor.observations + _launch_hook_observations(tree, names, kernels))
 

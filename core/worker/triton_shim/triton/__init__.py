@@ -7,8 +7,9 @@ library crucible_tcl (see runtime.py)."""
 __version__ = "3.6.0+crucible.opencl"
 CRUCIBLE_SHIM = True  # the worker's guards patch this package's launch path (guards/launches.py)
 
-from . import language  # noqa: F401
-from .runtime import Config, JITFunction, autotune, heuristics, jit  # noqa: F401
+# The package's public names, below the markers so those are set before any submodule loads.
+from . import language  # noqa: E402, F401
+from .runtime import Config, JITFunction, autotune, heuristics, jit  # noqa: E402, F401
 
 
 def cdiv(x, y):

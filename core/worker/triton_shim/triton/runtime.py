@@ -14,7 +14,8 @@ _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_
                    "launch_cooperative_grid", "warmup", "debug"}
 
 _TORCH_DTYPES = {
-    "torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64",
+    "torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
+    "torch.float64": "fp64",
     "torch.int32": "i32", "torch.int64": "i64", "torch.int16": "i16", "torch.int8": "i8",
     "torch.bool": "i1", "torch.uint8": "i8", "torch.uint32": "u32", "torch.uint64": "u64",
 }
@@ -89,8 +90,9 @@ def _library():
         lib.tcl_kernel_source.restype = ctypes.c_char_p
         lib.tcl_kernel_source.argtypes = [ctypes.c_void_p]
         lib.tcl_launch.restype = ctypes.c_int
-        lib.tcl_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(_TclArg),
-                                   ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+        lib.tcl_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                   ctypes.POINTER(_TclArg), ctypes.c_size_t, ctypes.c_char_p,
+                                   ctypes.c_size_t]
         lib.tcl_free.argtypes = [ctypes.c_void_p]
         _lib = lib
     return _lib
@@ -172,7 +174,8 @@ class JITFunction:
         self._tree_json = None
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"{self.__name__} is a @triton.jit kernel: launch it as {self.__name__}[grid](...)")
+        raise RuntimeError(f"{self.__name__} is a @triton.jit kernel: launch it as "
+                           f"{self.__name__}[grid](...)")
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
@@ -189,7 +192,8 @@ class JITFunction:
             names = {n.id for n in ast.walk(f.fdef) if isinstance(n, ast.Name)}
             scope = dict(f.fn.__globals__)
             if f.fn.__closure__:
-                scope.update(zip(f.fn.__code__.co_freevars, (c.cell_contents for c in f.fn.__closure__)))
+                scope.update(zip(f.fn.__code__.co_freevars,
+                                 (c.cell_contents for c in f.fn.__closure__)))
             for n in names:
                 if n in scope and n not in globals_:
                     g = _global_json(scope[n])
@@ -216,14 +220,16 @@ class JITFunction:
         if isinstance(value, int):
             if value == 1 and name not in self.do_not_specialize:
                 return {"kind": "constexpr", "value": 1}, None
-            return ({"kind": "i32"}, "i32") if -(2 ** 31) <= value < 2 ** 31 else ({"kind": "i64"}, "i64")
+            return (({"kind": "i32"}, "i32") if -(2 ** 31) <= value < 2 ** 31
+                    else ({"kind": "i64"}, "i64"))
         if isinstance(value, float):
             return {"kind": "fp32"}, "fp32"
         raise TypeError(f"argument {name}: unsupported type {type(value).__name__}")
 
     def _bind(self, args, kwargs):
         if len(args) > len(self.arg_names):
-            raise TypeError(f"{self.__name__} takes {len(self.arg_names)} arguments, got {len(args)}")
+            raise TypeError(f"{self.__name__} takes {len(self.arg_names)} arguments, "
+                            f"got {len(args)}")
         bound = dict(zip(self.arg_names, args))
         for k, v in kwargs.items():
             if k in _LAUNCH_OPTIONS:
@@ -270,7 +276,8 @@ class JITFunction:
             a.kind = _ARG_KIND[k]
             if k == "ptr":
                 if v.device.type != "cpu":
-                    raise ValueError(f"argument {n}: the opencl backend runs on CPU tensors, got {v.device}")
+                    raise ValueError(f"argument {n}: the opencl backend runs on CPU tensors, "
+                                     f"got {v.device}")
                 storage = v.untyped_storage()
                 a.base = storage.data_ptr()
                 a.nbytes = storage.nbytes()
@@ -283,20 +290,24 @@ class JITFunction:
         err = ctypes.create_string_buffer(4096)
         rc = _library().tcl_launch(handle, g, cargs, len(runtime), err, len(err))
         if rc == 2 and checked:
-            _record_oob(self.__name__, self.fn, json.loads(err.value.decode()), runtime, bound, grid)
+            _record_oob(self.__name__, self.fn, json.loads(err.value.decode()), runtime, bound,
+                        grid)
         elif rc != 0:
-            raise RuntimeError(f"{self.__name__}: launch failed: {err.value.decode(errors='replace')}")
+            raise RuntimeError(f"{self.__name__}: launch failed: "
+                               f"{err.value.decode(errors='replace')}")
 
     def _compile(self, specs, checked=False):
         functions, globals_ = self._closure()
         spec = {"kernel": self.key, "functions": functions, "globals": globals_,
-                "args": [dict(s, name=n) for s, n in zip(specs, self.arg_names)], "checked": checked}
+                "args": [dict(s, name=n) for s, n in zip(specs, self.arg_names)],
+                "checked": checked}
         err = ctypes.create_string_buffer(8192)
         h = _library().tcl_compile(json.dumps(spec).encode(), err, len(err))
         if not h:
             from . import CompilationError
             path = inspect.getsourcefile(self.fn) or "<kernel>"
-            raise CompilationError(f"{self.__name__} ({os.path.basename(path)}): {err.value.decode(errors='replace')}")
+            raise CompilationError(f"{self.__name__} ({os.path.basename(path)}): "
+                                   f"{err.value.decode(errors='replace')}")
         return h
 
     def source(self, *args, **kwargs):
@@ -342,7 +353,8 @@ class _Launcher:
 
 
 class Autotuner(_Launcher):
-    def __init__(self, fn, configs, key, reset_to_zero=None, restore_value=None, prune_configs_by=None, **_):
+    def __init__(self, fn, configs, key, reset_to_zero=None, restore_value=None,
+                 prune_configs_by=None, **_):
         self.fn = fn
         self.configs = configs or [Config({})]
         self.key = key or []
@@ -390,7 +402,8 @@ class Autotuner(_Launcher):
     def _launch(self, config, args, kwargs, grid):
         for k in config.kwargs:
             if k in kwargs:
-                raise ValueError(f"Conflicting meta-parameters: {k}. Make sure that you don't re-define auto-tuned symbols.")
+                raise ValueError(f"Conflicting meta-parameters: {k}. Make sure that you don't "
+                                 "re-define auto-tuned symbols.")
         if config.pre_hook:
             config.pre_hook(dict(zip(self.fn.arg_names, args), **kwargs, **config.kwargs))
         self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
@@ -411,8 +424,9 @@ class Heuristics(_Launcher):
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, **kwargs):
-    return lambda fn: Autotuner(fn, configs, key, reset_to_zero=reset_to_zero, restore_value=restore_value,
-                                prune_configs_by=prune_configs_by, **kwargs)
+    return lambda fn: Autotuner(fn, configs, key, reset_to_zero=reset_to_zero,
+                                restore_value=restore_value, prune_configs_by=prune_configs_by,
+                                **kwargs)
 
 
 def heuristics(values):

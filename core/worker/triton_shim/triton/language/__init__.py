@@ -57,5 +57,5 @@ _BUILTINS = (
 for _n in _BUILTINS:
     globals()[_n] = _device_only(_n)
 
-from . import math  # noqa: E402
-from . import extra  # noqa: E402
+from . import math as math  # noqa: E402
+from . import extra as extra  # noqa: E402
