@@ -34,9 +34,9 @@ struct GeneratorOptions {
   bool needsFindings = false;   // refinement: the template must use {{findings}}
   // The embedded model: where it runs and in which dtype ("" = the engine's default: cpu, auto),
   // and an engine to reuse (the GUI keeps one so that the model stays loaded; null = a new one).
-  std::string device;
-  std::string dtype;
-  std::shared_ptr<EmbeddedEngine> engine;
+  std::string device = {};
+  std::string dtype = {};
+  std::shared_ptr<EmbeddedEngine> engine = {};
 };
 
 /// Makes the generator. Throws BadInput for a bad choice or template file (naming the file and

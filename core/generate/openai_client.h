@@ -24,11 +24,11 @@ struct EndpointConfig {
 struct ChatRequest {
   ChatPrompt messages;
   int n = 1;
-  std::optional<double> temperature;
-  std::optional<double> topP;
-  std::optional<int> maxTokens;
-  std::vector<std::string> stop;
-  std::optional<std::int64_t> seed;
+  std::optional<double> temperature = std::nullopt;
+  std::optional<double> topP = std::nullopt;
+  std::optional<int> maxTokens = std::nullopt;
+  std::vector<std::string> stop = {};
+  std::optional<std::int64_t> seed = std::nullopt;
 };
 
 struct ChatChoice {

@@ -15,12 +15,13 @@
 namespace crucible {
 
 struct Timing {
-  std::optional<double> referenceMs;
-  std::optional<double> candidateMs;
-  std::optional<double> compileReferenceMs;  // torch.compile, where it works
-  std::optional<int> threads;  // PyTorch's (and PoCL's) CPU threads in both stages, when set
-  int rounds = 0;              // the candidate's timed rounds
-  bool interleaved = false;    // every round timed in turns with the reference's
+  std::optional<double> referenceMs = std::nullopt;
+  std::optional<double> candidateMs = std::nullopt;
+  std::optional<double> compileReferenceMs = std::nullopt;  // torch.compile, where it works
+  // PyTorch's (and PoCL's) CPU threads in both stages, when set.
+  std::optional<int> threads = std::nullopt;
+  int rounds = 0;            // the candidate's timed rounds
+  bool interleaved = false;  // every round timed in turns with the reference's
   bool operator==(const Timing&) const = default;
 };
 
@@ -39,7 +40,7 @@ struct EvalError {
   std::string stage;  // usage, reference, static, load, run, timeout, memory, crash, infrastructure
   std::string message;
   std::string blame = "candidate";
-  std::optional<int> line;
+  std::optional<int> line = std::nullopt;
   bool operator==(const EvalError&) const = default;
 };
 

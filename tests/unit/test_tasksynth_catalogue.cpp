@@ -87,7 +87,9 @@ TEST(TaskSynthProgram, SamplesADagThatConsumesEachTensorOnceWithFittingRanks) {
     for (std::size_t t = 0; t < p.tensors.size(); ++t) {
       EXPECT_LE(uses[t], 1);
       EXPECT_EQ(uses[t], p.tensors[t].consumers);
-      if (p.tensors[t].producer < 0) EXPECT_EQ(uses[t], 1) << "an input nothing reads";
+      if (p.tensors[t].producer < 0) {
+        EXPECT_EQ(uses[t], 1) << "an input nothing reads";
+      }
     }
     EXPECT_FALSE(p.outputs().empty());
   }
