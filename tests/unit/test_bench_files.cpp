@@ -63,8 +63,8 @@ TEST(BenchShrink, OnlyTopLevelSizeConstantsChange) {
 
 TEST(BenchShrink, ScalingUpGrowsTheSameConstantsAndSaysSo) {
   EXPECT_EQ(shrinkSize(16, 4), 64);
-  EXPECT_EQ(shrinkSize(100, 2.5), 252);  // 250, kept a multiple of 4
-  EXPECT_EQ(shrinkSize(8, 4), 8);        // small values (kernel sizes, counts) stay
+  EXPECT_EQ(shrinkSize(100, 2.5), 252);     // 250, kept a multiple of 4
+  EXPECT_EQ(shrinkSize(8, 4), 8);           // small values (kernel sizes, counts) stay
   EXPECT_EQ(shrinkSize(1000, 1.01), 1008);  // 1010, kept a multiple of 8
   const ShrinkResult r =
       shrinkSource("batch_size = 16\nkernel_size = 32\nx0_shape = (64, 128)\n", 2);

@@ -675,9 +675,8 @@ TEST_F(StoreTest, SessionJsonCarriesTheEvaluationJson) {
 
 TEST_F(StoreTest, AGenerateSessionGrowsOneCandidateAtATime) {
   Store store(dbPath().string());
-  const SavedIds ids =
-      store.startSession(TaskInput{"relu", "/tasks/relu.py", "class Model: relu"},
-                         kSessionKindGenerate, "best-of-n, n=2");
+  const SavedIds ids = store.startSession(TaskInput{"relu", "/tasks/relu.py", "class Model: relu"},
+                                          kSessionKindGenerate, "best-of-n, n=2");
   EXPECT_GT(ids.taskId, 0);
   auto detail = store.session(ids.sessionId);
   ASSERT_TRUE(detail.has_value());
