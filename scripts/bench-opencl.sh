@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Benchmarks of the opencl backend (issue 3; results in docs/PERFORMANCE.md): every kernel of
-# scripts/bench_opencl_kernels.py on Crucible's Triton-to-OpenCL compiler (PoCL, all cores)
-# against eager PyTorch on the CPU (same thread count) and the Triton interpreter, the cold
-# compile per kernel and the warm-cache launch path.
+# Benchmarks of the opencl backend (results in docs/PERFORMANCE.md, "OpenCL backend"): every
+# kernel of scripts/bench_opencl_kernels.py on Crucible's Triton-to-OpenCL compiler (PoCL, all
+# cores) against eager PyTorch on the CPU (same thread count) and the Triton interpreter, the
+# cold compile per kernel and the warm-cache launch path.
 #
 #   scripts/bench-opencl.sh                      the full run (a few minutes on 2 cores)
 #   scripts/bench-opencl.sh --json out.json      also write the results as JSON

@@ -194,9 +194,8 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
   const auto ops = st.operands();
   const std::string name = "k" + std::to_string(index) + "_row";
   // A row over several dims reaches each element through per-element divisions by the extents
-  // (the column's coordinates), which on an H100 made a statistics pass over 2/8's group norm
-  // at --scale 4 1.6x slower (1.09 ms against 0.69 for the same pass over one run of
-  // addresses; scripts/row_index_study.py). So
+  // (the column's coordinates), which makes a statistics pass clearly slower than the same pass
+  // over one run of addresses (scripts/row_index_study.py; figures in docs/PERFORMANCE.md). So
   // where a view's offsets along the row's dims form one run, which the host checks (`_flat`,
   // passed as a constexpr per view), its addresses are `cols` times the last dim's stride.
   const bool flatColumns = layout.colDims.size() > 1;

@@ -113,7 +113,7 @@ std::string launchOptions(const Tiling& t);
 /// `elementBytes` each (all parts of a split operand together): every pipeline stage holds one
 /// of each in shared memory, so the stages become `_stages(S, stage bytes, device)`, at most S
 /// and as many as the GPU's shared memory per block holds. A GPU with less than the tiling
-/// assumed (an A100's 163 KB against an H100's 227) then still compiles it.
+/// assumed then still compiles it.
 std::string pipelinedLaunchOptions(const Tiling& t, int elementBytes, const std::string& device);
 /// Kernel lines splitting the fp32 tile `v` for bf16x3: bfloat16 hi (v rounded) stored at
 /// `dst + at`, and the rest, rounded to bfloat16 too, at `lo + at`, both under `mask`.

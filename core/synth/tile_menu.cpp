@@ -88,22 +88,19 @@ TileMenu menuFor(const std::string& backend) {
              pw(2048, 4), pw(256, 2)},
             {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
             // Products: tf32x3 128x128, then bf16x3 64x128 over operands split beforehand, then
-            // exact (ieee) 64x64. On an H100 at --scale 4 (2026-11-27, two samples of every
-            // level-2 task) bf16x3 was the faster on 10 of the 14 level-2 products (up to 1.9x:
-            // 2/22), within 3% on 2/6 and 2/23 and slower on 2/1 (0.41 against 0.33 ms); it
-            // missed the 1e-4 tolerance on 2/7 (a sum over the products) and, like tf32x3,
-            // on level 1's products of unit-normal inputs (outputs spread over sqrt(K), 39-64,
-            // errors up to 1e-3): those need the exact tiling, third. tf32x3 stays first, so that
-            // one sample keeps the form that verified before bf16x3 existed.
+            // exact (ieee) 64x64. bf16x3 is the faster on most level-2 products, but it misses
+            // the 1e-4 tolerance where products are summed further, and like tf32x3 on products
+            // of unit-normal inputs whose outputs spread over sqrt(K): those need the exact
+            // tiling, third. tf32x3 stays first, so that one sample keeps the most accurate fast
+            // form (docs/PERFORMANCE.md, "Built-in synthesizer", has the per-task figures).
             {mm(128, 128, 32, 8, 3, 8, x3), mm(64, 128, 32, 4, 4, 8, bf), mm(64, 64, 32, 4, 3, 8),
              mm(128, 64, 32, 4, 4, 8, x3), mm(128, 128, 32, 8, 3, 8, bf), mm(64, 128, 32, 4, 4, 8),
              mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
-            // Channels-last implicit GEMM over operands split into bfloat16 parts first: on an
-            // H100 (2026-11-27, scripts/split_tf32_study.py --conv-sweep) 128x128x64 in 3 stages
-            // was the fastest on 2/3's shape at --scale 4 with 8 warps and on 2/8's (8 channels)
-            // with 4, 1.55-1.65x faster than the best TF32 split, which comes next in case the
-            // bfloat16 parts miss the tolerance. Their 3 stages take 192 KB of shared memory,
-            // which fits an H100's 227; a GPU with less runs fewer stages (_stages).
+            // Channels-last implicit GEMM over operands split into bfloat16 parts first:
+            // 128x128x64 in 3 stages, with 8 warps for wide channel counts and 4 for narrow ones,
+            // is the fastest form scripts/split_tf32_study.py --conv-sweep finds; the best TF32
+            // split comes next in case the bfloat16 parts miss the tolerance. Their 3 stages take
+            // 192 KB of shared memory; a GPU with less runs fewer stages (_stages).
             // Then tf32x3 in the kernel, and for dilated transposed convolutions the flat forms.
             {cl(128, 128, 64, 8, 3, bf), cl(128, 128, 64, 4, 3, bf), cl(128, 128, 32, 8, 3, split),
              cl(64, 128, 32, 4, 3, split), cl(128, 128, 64, 8, 3),
@@ -113,12 +110,12 @@ TileMenu menuFor(const std::string& backend) {
   if (backend == "opencl") {
     // One program is one OpenCL work-item on a CPU device: the cores are filled by programs, so
     // blocks stay small enough that even small problems launch several of them. Products keep
-    // 128x128 tiles: their micro-kernel amortises packing (3x faster than 64x64 at 1024^3).
+    // 128x128 tiles: their micro-kernel amortises packing, which 64x64 tiles repeat too often.
     return {{pw(1024, 4), pw(4096, 4), pw(256, 4), pw(16384, 8)},
             {rw(4, 4), rw(1, 4), rw(16, 4), rw(64, 8)},
             {mm(128, 128, 64, 8), mm(64, 64, 32, 4), mm(32, 32, 32, 4), mm(64, 32, 64, 4)},
-            // Implicit GEMM first: on a loaded 2-core PoCL run it took 6.7 ms against the direct
-            // loops' 50 ms (2/3 Conv2d+ReLU+BiasAdd, shrunk), which stay second.
+            // Implicit GEMM first: on PoCL it is many times faster than the direct loops, which
+            // stay second (docs/PERFORMANCE.md, "OpenCL backend").
             {cv(mm(64, 64, 32, 4), 1024, true), cv(pw(1024, 4), 1024, false),
              cv(mm(128, 64, 64, 4), 4096, true), cv(pw(256, 4), 256, false)}};
   }

@@ -1,10 +1,10 @@
 #pragma once
 // The reference stage's results kept across candidates of one task. Generation and benchmarks
 // verify many candidates against the same reference; running the reference again for each costs
-// seconds (5-10 s on the interpreter) and gives each candidate a slightly different baseline
-// time. With a cache the reference runs once per (reference text, backend, device, seed, trials,
-// timing settings), and every candidate of the task is timed against the same baseline, as
-// KernelBench does with its cached baseline times.
+// seconds. With a cache the reference's run (its inputs, expected outputs and timing sets) is made
+// once per (reference text, backend, device, seed, trials, timing settings). Its time is not
+// cached: the baseline stage measures it again beside each candidate, in turns, so that both
+// meet the same load.
 //
 // Entries are copies of the job's `ref/` and `inputs/` folders in a private folder, copied back
 // into each new job: a candidate that mutates its inputs (the unsandboxed GPU machine allows
