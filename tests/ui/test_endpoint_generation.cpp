@@ -84,6 +84,7 @@ void EndpointGenerationTest::refineStreamsVerifiesAndStoresTheLineage() {
 
   QSignalSpy tokens(&generator_, &GenerationController::tokens);
   QSignalSpy verified(&generator_, &GenerationController::candidateVerified);
+  QSignalSpy saves(window_->controller(), &WorkbenchController::sessionSaved);
   pane->generate();
   // Round one's answer streams into the live view while the run goes on.
   QTRY_VERIFY_WITH_TIMEOUT(pane->liveText().contains("def normalise_kernel"), 60000);
@@ -112,6 +113,9 @@ void EndpointGenerationTest::refineStreamsVerifiesAndStoresTheLineage() {
   // Stored as it arrived: a second window reopens the session with the same lineage.
   const StoreCell session = window_->controller()->workbench()->sessionCell();
   QTRY_VERIFY(*session > 0 && window_->controller()->savedSessionId() == *session);
+  // Each candidate and each evaluation is one write on the store's thread: wait for all four,
+  // or the listing below may be read before the second candidate's verdict is in.
+  QTRY_VERIFY_WITH_TIMEOUT(saves.size() >= 4, 10000);
   MainWindow again(MainWindowOptions{dir_.filePath("crucible.db"), nullptr});
   again.sessionsPane()->refresh();
   // The example's own session, then the generate session, newest first.
