@@ -116,6 +116,93 @@ StageRunner::StageRunner(const WorkerLocation& worker, const JobDir& job, std::s
   sandbox_ = proc::probeSandbox();
 }
 
+std::vector<std::string> hiddenFolders(const std::string& stage) {
+  std::vector<std::string> hidden{temporaryRoot()};
+  if (stage != "baseline") hidden.push_back(baselineCompileCache().string());
+  return hidden;
+}
+
+std::filesystem::path baselineCompileCache() {
+  return fs::path(userCacheDir()) / "baseline";
+}
+
+namespace {
+
+/// The opencl candidate's extras: the shim loads the compiler through ctypes and caches compiled
+/// programs in the stage's scratch. PoCL sizes its CPU device from sysfs (hwloc): without the
+/// CPU topology it finds no memory and refuses to run ("Not enough memory to run on this
+/// device").
+void addOpenclCompiler(proc::ProcessSpec& spec, const fs::path& scratch,
+                       const std::string& tclLibrary, const std::string& openclDevice,
+                       std::vector<std::string>& readOnly) {
+  spec.env["CRUCIBLE_TCL_LIB"] = tclLibrary;
+  const fs::path cache = scratch / "tcl-cache";
+  fs::create_directories(cache);
+  spec.env["CRUCIBLE_TCL_CACHE_DIR"] = cache.string();
+  if (!openclDevice.empty()) spec.env["CRUCIBLE_OPENCL_DEVICE"] = openclDevice;
+  readOnly.push_back(fs::path(tclLibrary).parent_path().string());
+  readOnly.push_back("/sys/devices/system/cpu");
+  readOnly.push_back("/sys/devices/system/node");
+}
+
+/// torch.compile's caches for the reference's timer outlive the job: a warm cache spares most
+/// of the compile. They hold code made from the reference only (the user's own file), and no
+/// other stage may read them (hiddenFolders).
+void addBaselineCompileCache(proc::ProcessSpec& spec, std::vector<std::string>& writable) {
+  const fs::path cache = baselineCompileCache();
+  std::error_code ec;
+  fs::create_directories(cache, ec);
+  if (ec) return;  // the caches stay in the scratch, cold every run
+  spec.env["TORCHINDUCTOR_CACHE_DIR"] = (cache / "inductor").string();
+  spec.env["TRITON_CACHE_DIR"] = (cache / "triton").string();
+  writable.push_back(cache.string());
+}
+
+/// The stage's signed channel lines read back: its facts, its phases as times, and the outside
+/// timing check's interval.
+void readChannel(StageResult& result, const std::string& stage, const std::string& key,
+                 const json& job, std::chrono::steady_clock::time_point started,
+                 std::chrono::steady_clock::time_point finished) {
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> phases{
+      {"startup", started}};
+  std::optional<std::chrono::steady_clock::time_point> begin, end;
+  std::optional<int> announcedReps;
+  for (const auto& line : result.execution.channel) {
+    if (line.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    auto opened = openChannelLine(line.text, key);
+    if (!opened) {
+      ++result.forgedLines;
+      continue;
+    }
+    const json& message = *opened;
+    const auto type = message.value("type", "");
+    if (type == "facts") result.facts = message.value("facts", json());
+    if (type == "phase") phases.emplace_back(message.value("name", "?"), line.received);
+    if (type == "phase" && message.value("name", "") == "timing-check-begin") {
+      begin = line.received;
+      // The worker picks the count from the candidate's own timed calls (enough for a few
+      // hundred milliseconds); the job's check_reps is its upper bound.
+      if (message.contains("reps") && message["reps"].is_number_integer()) {
+        announcedReps = message["reps"].get<int>();
+      }
+    }
+    if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
+  }
+  result.times.push_back({stage, std::chrono::duration<double>(finished - started).count()});
+  for (std::size_t i = 0; i < phases.size() && phases.size() > 1; ++i) {
+    const auto until = i + 1 < phases.size() ? phases[i + 1].second : finished;
+    result.times.push_back({stage + "/" + phases[i].first,
+                            std::chrono::duration<double>(until - phases[i].second).count()});
+  }
+  const int maxReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
+  result.checkReps = announcedReps ? std::clamp(*announcedReps, 0, maxReps) : maxReps;
+  if (begin && end && result.checkReps > 0) {
+    result.checkMs = std::chrono::duration<double, std::milli>(*end - *begin).count();
+  }
+}
+
+}  // namespace
+
 StageResult StageRunner::run(const std::string& stage, const json& givenJob,
                              const fs::path& scratch, std::vector<std::string> readOnly,
                              std::vector<std::string> writable, double timeoutSeconds,
@@ -163,45 +250,20 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   readOnly.push_back(fs::path(worker_.workerScript).parent_path().string());
   readOnly.push_back(jobFile.string());
   if (backend_ == "opencl" && stage == "candidate") {
-    // The triton shim loads the compiler through ctypes; compiled programs are cached in the
-    // stage's scratch. PoCL sizes its CPU device from sysfs (hwloc): without the CPU topology
-    // it finds no memory and refuses to run ("Not enough memory to run on this device").
-    spec.env["CRUCIBLE_TCL_LIB"] = tclLibrary_;
-    const fs::path cache = scratch / "tcl-cache";
-    fs::create_directories(cache);
-    spec.env["CRUCIBLE_TCL_CACHE_DIR"] = cache.string();
-    if (!openclDevice_.empty()) spec.env["CRUCIBLE_OPENCL_DEVICE"] = openclDevice_;
-    readOnly.push_back(fs::path(tclLibrary_).parent_path().string());
-    readOnly.push_back("/sys/devices/system/cpu");
-    readOnly.push_back("/sys/devices/system/node");
+    addOpenclCompiler(spec, scratch, tclLibrary_, openclDevice_, readOnly);
   }
   // The worker raises the kernel's own walls (Landlock, seccomp) from this plan before it
-  // imports torch (os_sandbox.py): the paths it needs, and the temporary root holding every
-  // job, whose other folders it may not read. Temporary files go to its scratch.
+  // imports torch (os_sandbox.py): the paths it needs, and the folders whose insides it may not
+  // read. Temporary files go to its scratch.
   const fs::path tmp = scratch / "tmp";
   fs::create_directories(tmp);
   spec.env["TMPDIR"] = tmp.string();
   writable.push_back(scratch.string());
-  // torch.compile's caches for the reference's timer outlive the job: a warm cache spares
-  // most of the compile. They hold code made from the reference only (the user's own file),
-  // and no other stage may read them.
-  const fs::path compileCache = fs::path(userCacheDir()) / "baseline";
-  std::vector<std::string> hidden{temporaryRoot()};
-  if (stage == "baseline") {
-    std::error_code ec;
-    fs::create_directories(compileCache, ec);
-    if (!ec) {
-      spec.env["TORCHINDUCTOR_CACHE_DIR"] = (compileCache / "inductor").string();
-      spec.env["TRITON_CACHE_DIR"] = (compileCache / "triton").string();
-      writable.push_back(compileCache.string());
-    }
-  } else {
-    hidden.push_back(compileCache.string());
-  }
+  if (stage == "baseline") addBaselineCompileCache(spec, writable);
   spec.env["CRUCIBLE_SANDBOX"] = json{
       {"read", readOnly},
       {"write", writable},
-      {"hidden", {temporaryRoot()}},
+      {"hidden", hiddenFolders(stage)},
       {"gpu", backend_ == "cuda" &&
                   onDevice}}.dump();
   spec.sandbox.readOnlyPaths = std::move(readOnly);
@@ -210,43 +272,7 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   StageResult result;
   const auto started = std::chrono::steady_clock::now();
   result.execution = proc::run(spec, stop_);
-  const auto finished = std::chrono::steady_clock::now();
-  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> phases{
-      {"startup", started}};
-  std::optional<std::chrono::steady_clock::time_point> begin, end;
-  std::optional<int> announcedReps;
-  for (const auto& line : result.execution.channel) {
-    if (line.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-    auto opened = openChannelLine(line.text, key);
-    if (!opened) {
-      ++result.forgedLines;
-      continue;
-    }
-    const json& message = *opened;
-    const auto type = message.value("type", "");
-    if (type == "facts") result.facts = message.value("facts", json());
-    if (type == "phase") phases.emplace_back(message.value("name", "?"), line.received);
-    if (type == "phase" && message.value("name", "") == "timing-check-begin") {
-      begin = line.received;
-      // The worker picks the count from the candidate's own timed calls (enough for a few
-      // hundred milliseconds); the job's check_reps is its upper bound.
-      if (message.contains("reps") && message["reps"].is_number_integer()) {
-        announcedReps = message["reps"].get<int>();
-      }
-    }
-    if (type == "phase" && message.value("name", "") == "timing-check-end") end = line.received;
-  }
-  result.times.push_back({stage, std::chrono::duration<double>(finished - started).count()});
-  for (std::size_t i = 0; i < phases.size() && phases.size() > 1; ++i) {
-    const auto until = i + 1 < phases.size() ? phases[i + 1].second : finished;
-    result.times.push_back({stage + "/" + phases[i].first,
-                            std::chrono::duration<double>(until - phases[i].second).count()});
-  }
-  const int maxReps = job.contains("timing") ? job["timing"].value("check_reps", 0) : 0;
-  result.checkReps = announcedReps ? std::clamp(*announcedReps, 0, maxReps) : maxReps;
-  if (begin && end && result.checkReps > 0) {
-    result.checkMs = std::chrono::duration<double, std::milli>(*end - *begin).count();
-  }
+  readChannel(result, stage, key, job, started, std::chrono::steady_clock::now());
   return result;
 }
 

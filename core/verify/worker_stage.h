@@ -87,6 +87,14 @@ struct StageHooks {
   std::function<std::chrono::milliseconds()> timeNotCounted;
 };
 
+/// Where the baseline stage keeps torch.compile's caches between runs (the user's cache folder).
+std::filesystem::path baselineCompileCache();
+
+/// The folders whose insides a stage may not read: the temporary root holding every job (the
+/// reference's files, the expected outputs, other runs'), and for every stage but the baseline
+/// the baseline's compile caches.
+std::vector<std::string> hiddenFolders(const std::string& stage);
+
 /// Runs worker stages for one job folder on one backend.
 class StageRunner {
  public:
