@@ -179,7 +179,9 @@ void raiseStaticFlags(const json& staticFacts, FlagSet& flags) {
   }
 }
 
-void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flags) {
+/// Did the kernels do the work: launches in every mode, no PyTorch or foreign compute beside
+/// them, and an output that depends on them (DRTriton's no-op test).
+void raiseWorkFlags(const Observations& o, FlagSet& flags) {
   const json& f = o.candidateFacts;
   const json& launches = at(f, "launches");
   const bool anyTrialRan = std::any_of(at(f, "trials").begin(), at(f, "trials").end(),
@@ -275,7 +277,11 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
                 "with every Triton launch replaced by a no-op, forward returned the same output",
                 std::nullopt, {{"comparison", o.noop->toJson()}});
   }
+}
 
+/// Memory the candidate touched: outputs left unwritten, accesses out of bounds, inputs changed.
+void raiseMemoryFlags(const Observations& o, FlagSet& flags) {
+  const json& f = o.candidateFacts;
   // Elements never written keep the poison pattern.
   for (std::size_t k = 0; k < o.trials.size(); ++k) {
     if (o.trials[k] && o.trials[k]->poisoned() > 0) {
@@ -309,7 +315,11 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
     flags.raise("input_mutation", "the candidate changed its input tensors during forward",
                 std::nullopt, {{"input_mutation", at(f, "input_mutation")}});
   }
+}
 
+/// Outputs that answer something other than the inputs they were given.
+void raiseAnswerFlags(const Observations& o, bool primaryCorrect, FlagSet& flags) {
+  const json& f = o.candidateFacts;
   // The output does not follow the inputs.
   if (o.candidateOutputsConstant && o.referenceOutputsVary && o.trials.size() >= 2) {
     flags.raise("input_insensitive_output",
@@ -343,8 +353,10 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
   // Outputs of the timed calls are judged with the correctness (timedCorrect): they ran on
   // fresh inputs, so a wrong one may be an honest kernel's numerical miss as well as a stale
   // answer, and either way the candidate is not correct.
+}
 
-  // Precision lower than the reference's.
+void raisePrecisionFlags(const Observations& o, FlagSet& flags) {
+  const json& f = o.candidateFacts;
   if (referenceIsFloat32(o.referenceFacts)) {
     if (get(at(f, "casts"), "downcasts", 0L) > 0) {
       flags.raise("precision_downgrade",
@@ -360,7 +372,12 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
       }
     }
   }
+}
 
+/// What the candidate did around the harness: threads, lazy outputs, replaced functions, audit
+/// events, and messages or files the worker did not write.
+void raiseHarnessFlags(const Observations& o, FlagSet& flags) {
+  const json& f = o.candidateFacts;
   // Threads that outlive or run beside forward.
   const json& started = at(at(f, "threads"), "started");
   if (started.is_array() && !started.empty()) {
@@ -405,7 +422,16 @@ void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flag
         "result files were changed after the worker wrote them: " + json(o.replacedFiles).dump(),
         std::nullopt, {{"files", o.replacedFiles}});
   }
+}
 
+void raiseDynamicFlags(const Observations& o, bool primaryCorrect, FlagSet& flags) {
+  // In this order, so that the first evidence for a flag raised by several groups stays the
+  // same (FlagSet keeps the first message).
+  raiseWorkFlags(o, flags);
+  raiseMemoryFlags(o, flags);
+  raiseAnswerFlags(o, primaryCorrect, flags);
+  raisePrecisionFlags(o, flags);
+  raiseHarnessFlags(o, flags);
   // Determinism.
   if (o.repeat && !o.repeat->ok()) {
     flags.raise("nondeterministic_output", "two runs on the same inputs disagreed beyond rounding",
@@ -558,13 +584,9 @@ json correctnessReport(const Observations& o) {
           {"degeneracy", o.degeneracy.toJson()},
           {"rule", o.degeneracy.degenerate ? "relative_norm" : "allclose"}};
 }
-Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
-  Evaluation e;
-  FlagSet flags;
-  const json& st = o.staticFacts;
-  RewardInputs reward;
-
-  // 1. Static validity: the candidate must parse, define ModelNew and a Triton kernel.
+/// Step 1, static validity: the candidate must parse, define ModelNew and a Triton kernel. False
+/// when it is invalid (the verdict is set).
+bool judgeStatic(const json& st, Evaluation& e, FlagSet& flags, RewardInputs& reward) {
   const json& syntaxError = at(st, "syntax_error");
   const bool hasKernel = at(st, "kernels").is_array() && !at(st, "kernels").empty();
   if (!syntaxError.is_null()) {
@@ -581,29 +603,29 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   }
   reward.syntax = syntaxError.is_null() && hasKernel ? 1 : 0;
   raiseStaticFlags(st, flags);
+  return e.verdict != Verdict::Invalid;
+}
 
-  if (e.verdict == Verdict::Invalid) {
-    e.flags = flags.take();
-    e.reward = rewardFor(options, reward);
-    return e;
-  }
-
-  // 2. The candidate's process, seen from outside.
+/// Step 2, the candidate's process seen from outside, and its loading steps.
+void judgeProcess(const Observations& o, Evaluation& e) {
   e.error = processError(o.candidateProcess);
   const json& f = o.candidateFacts;
-  if (!e.error && f.is_object()) {
-    for (const char* step : {"load", "construct"}) {
-      const json& s = at(f, step);
-      if (s.is_object() && !get(s, "ok", false)) {
-        const json& err = at(s, "error");
-        e.error = EvalError{step, get(err, "message", std::string(step) + " failed"), "candidate",
-                            lineOf(err)};
-        break;
-      }
+  if (e.error || !f.is_object()) return;
+  for (const char* step : {"load", "construct"}) {
+    const json& s = at(f, step);
+    if (s.is_object() && !get(s, "ok", false)) {
+      const json& err = at(s, "error");
+      e.error = EvalError{step, get(err, "message", std::string(step) + " failed"), "candidate",
+                          lineOf(err)};
+      return;
     }
   }
+}
 
-  // 3. Correctness over every trial (and the alternative batch size, when accepted).
+/// Step 3, correctness over every trial, the checked timed calls and the alternative batch size
+/// (when accepted). Returns whether the trials alone matched.
+bool judgeCorrectness(const Observations& o, Evaluation& e, FlagSet& flags) {
+  const json& f = o.candidateFacts;
   bool primaryCorrect = !o.trials.empty() && !e.error;
   for (std::size_t k = 0; k < o.trials.size(); ++k) {
     if (!o.trials[k] || !o.trials[k]->ok()) primaryCorrect = false;
@@ -628,15 +650,19 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
       std::none_of(o.timed.begin(), o.timed.end(), [](const auto& t) { return t && !t->ok(); });
   e.correct = primaryCorrect && timedCorrect && (!altAccepted || (o.alt && o.alt->ok()));
   e.correctness = correctnessReport(o);
+  return primaryCorrect;
+}
 
-  // 4. Integrity: every dynamic detector.
-  if (f.is_object()) raiseDynamicFlags(o, primaryCorrect, flags);
-
-  // 5. Timing, speedup and physical plausibility.
-  e.timing.referenceMs = numberOf(at(o.referenceFacts, "timing"), "eager_ms");
-  e.timing.compileReferenceMs = numberOf(at(o.referenceFacts, "timing"), "compile_ms");
+/// Step 5, timing: both sides' times, the rounds, the speedup with its spread, and whether the
+/// times are physically possible.
+void judgeTiming(const Observations& o, Evaluation& e, const JudgeOptions& options,
+                 FlagSet& flags) {
+  const json& f = o.candidateFacts;
+  const json& refTiming = at(o.referenceFacts, "timing");
+  e.timing.referenceMs = numberOf(refTiming, "eager_ms");
+  e.timing.compileReferenceMs = numberOf(refTiming, "compile_ms");
   if (f.is_object()) e.timing.candidateMs = candidateTime(o, flags);
-  if (const auto threads = numberOf(at(o.referenceFacts, "timing"), "threads")) {
+  if (const auto threads = numberOf(refTiming, "threads")) {
     e.timing.threads = static_cast<int>(*threads);
   }
   judgeRounds(o, e, flags);
@@ -645,7 +671,6 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
     // The samples speak for the time only where it is the candidate's own median, and only
     // those its median counts (each timing set's first call), round by round beside the
     // reference's rounds.
-    const json& refTiming = at(o.referenceFacts, "timing");
     const json& candidateTiming = at(f, "timing");
     if (e.timing.candidateMs == numberOf(candidateTiming, "median_ms")) {
       const auto samples = samplesOf(candidateTiming, "fresh_ms");
@@ -657,26 +682,25 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
     }
   }
   checkPlausibility(o, e, options, flags);
+}
 
-  // 6. Verdict. A cheat flag already raised (statically, or before the process died) stands: a
-  // candidate caught cheating does not become a mere error by also hanging. Otherwise a
-  // process that died or hung is an error, and so is any infrastructure failure.
-  e.flags = flags.take();
+/// Step 6, the verdict. A cheat flag already raised (statically, or before the process died)
+/// stands: a candidate caught cheating does not become a mere error by also hanging. Otherwise a
+/// process that died or hung is an error, and so is any infrastructure failure.
+Verdict verdictOf(const Evaluation& e) {
   const bool processFailed =
       e.error && (e.error->stage == "timeout" || e.error->stage == "memory" ||
                   e.error->stage == "crash" || e.error->stage == "cancelled");
   const bool infrastructure = e.error && e.error->blame == "infrastructure";
-  if (infrastructure || (processFailed && !e.hasCheatFlag())) {
-    e.verdict = Verdict::Error;
-  } else if (e.hasCheatFlag()) {
-    e.verdict = Verdict::Cheating;
-  } else if (e.correct) {
-    e.verdict = Verdict::Verified;
-  } else {
-    e.verdict = Verdict::Incorrect;
-  }
+  if (infrastructure || (processFailed && !e.hasCheatFlag())) return Verdict::Error;
+  if (e.hasCheatFlag()) return Verdict::Cheating;
+  return e.correct ? Verdict::Verified : Verdict::Incorrect;
+}
 
-  // 7. Reward under the chosen preset.
+/// Step 7, the reward under the chosen preset.
+void judgeReward(const Observations& o, Evaluation& e, const JudgeOptions& options,
+                 RewardInputs reward) {
+  const json& f = o.candidateFacts;
   const bool ranWithoutException = f.is_object() && !e.error &&
                                    at(at(f, "load"), "ok").is_boolean() &&
                                    std::all_of(at(f, "trials").begin(), at(f, "trials").end(),
@@ -689,6 +713,25 @@ Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
   reward.speedup = e.speedup ? conservativeSpeedup(*e.speedup, e.speedupSpread) : 0;
   e.reward = rewardFor(options, reward);
   if (e.error && e.error->blame == "infrastructure") e.reward.total.reset();
+}
+
+Evaluation judgeUnchecked(const Observations& o, const JudgeOptions& options) {
+  Evaluation e;
+  FlagSet flags;
+  RewardInputs reward;
+  if (!judgeStatic(o.staticFacts, e, flags, reward)) {
+    e.flags = flags.take();
+    e.reward = rewardFor(options, reward);
+    return e;
+  }
+  judgeProcess(o, e);
+  const bool primaryCorrect = judgeCorrectness(o, e, flags);
+  // 4. Integrity: every dynamic detector.
+  if (o.candidateFacts.is_object()) raiseDynamicFlags(o, primaryCorrect, flags);
+  judgeTiming(o, e, options, flags);
+  e.flags = flags.take();
+  e.verdict = verdictOf(e);
+  judgeReward(o, e, options, reward);
   return e;
 }
 
