@@ -326,6 +326,149 @@ void checkReference(const std::string& referencePath, std::stop_token stop) {
   checkReferenceStatically(referencePath, staticStage.facts.value("reference", json()));
 }
 
+namespace {
+
+/// The candidate's code from the request (a file, or a model response's last fenced block that
+/// defines ModelNew), kept in the outcome as read.
+ExtractedCandidate candidateOf(const VerifyRequest& request, VerifyOutcome& outcome) {
+  auto candidateSource =
+      request.candidateText ? request.candidateText : readFile(request.candidatePath);
+  if (!candidateSource) throw BadInput(request.candidatePath + ": cannot read the file");
+  auto extracted = extractCandidate(*candidateSource);
+  if (!extracted) {
+    throw BadInput(request.candidatePath +
+                   ": a model response without a code block that defines ModelNew");
+  }
+  outcome.candidateSource = *candidateSource;
+  outcome.candidateCode = extracted->code;
+  outcome.candidateFromResponse = extracted->fromResponse;
+  return *extracted;
+}
+
+/// The Triton-to-OpenCL compiler's library for the opencl backend ("" for the others).
+std::string tclLibraryFor(const std::string& backend) {
+  if (backend != "opencl") return "";
+  std::string library = locateTclLibrary();
+  if (library.empty()) {
+    throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
+                             executableDir() +
+                             " (../lib/); build the crucible_tcl target or set CRUCIBLE_TCL_LIB");
+  }
+  return library;
+}
+
+/// Everything one verification's stages share.
+struct VerifyRun {
+  const VerifyRequest& request;
+  const std::function<void(const VerifyProgress&)>& progress;
+  std::stop_token stop;
+  ReferenceJob& job;
+  StageRunner& runner;
+  std::string backend;
+  std::string tclLibrary;
+  fs::path candFile;
+  Observations o = {};
+  json facts = json::object();  // every stage's raw facts, kept with the evaluation
+  std::vector<StageTime> times = {};
+};
+
+/// Stage 1: static analysis of both files (no user code runs).
+void staticRun(VerifyRun& run) {
+  ReferenceJob& job = run.job;
+  report(run.progress, "static", "reading the reference and the candidate");
+  auto staticStage =
+      run.runner.run("static",
+                     {{"reference_path", job.referenceFile().string()},
+                      {"candidate_path", run.candFile.string()},
+                      {"reference_module", fs::path(run.request.referencePath).stem().string()}},
+                     job / "static", {(job / "src-ref").string(), (job / "src-cand").string()},
+                     {(job / "static").string()}, 60, 2 * kGiB);
+  if (!staticStage.facts.is_object()) {
+    throw std::runtime_error("the static analysis worker failed: " +
+                             tail(staticStage.execution.stderrText));
+  }
+  checkReferenceStatically(run.request.referencePath, staticStage.facts.value("reference", json()));
+  run.o.staticFacts = staticStage.facts.value("candidate", json::object());
+  run.times.insert(run.times.end(), staticStage.times.begin(), staticStage.times.end());
+  run.facts["static"] = staticStage.facts;
+}
+
+/// Stage 3: the candidate, in its sandbox, without the reference or the expected outputs; and
+/// beside it the reference's timer, in turns with the candidate's timed rounds.
+void candidateRun(VerifyRun& run, const json& timing, const json& refFacts, std::uint64_t ram) {
+  const VerifyRequest& request = run.request;
+  ReferenceJob& job = run.job;
+  report(run.progress, "candidate", "running the candidate (" + run.backend + ")");
+  json candidateTiming = timing;
+  candidateTiming["check_reps"] = kMaxCheckReps;
+  candidateTiming["check_ms"] = kCheckMs;
+  privateInputsCopy(job / "inputs", job / "cand-inputs");
+  json candJob = {
+      {"candidate_path", run.candFile.string()},
+      {"inputs_dir", (job / "cand-inputs").string()},
+      {"private_inputs", true},
+      {"out_dir", (job / "cand").string()},
+      {"backend", run.backend},
+      {"device", run.backend == "cuda" ? "cuda" : "cpu"},
+      {"seed", request.seed},
+      {"trials", request.trials},
+      {"timing_sets", refFacts.value("timing_sets", 0)},
+      {"threads", request.threads},
+      {"alt", fs::exists(job / "inputs" / "inputs_alt.ctp")},
+      {"timing", candidateTiming},
+      {"allowed_roots",
+       {(job / "cand").string(), (job / "cand-inputs").string(), (job / "src-cand").string()}}};
+  const std::uint64_t candidateMemory =
+      request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));
+  TurnReferee referee;
+  BaselineRun baseline(request, run.backend, run.tclLibrary, timing,
+                       refFacts.value("timing_sets", 0), job, referee, ram * 3 / 4, run.stop);
+  const StageHooks candidateHooks = turnHooks(referee, TimingSide::Candidate);
+  auto candStage = run.runner.run("candidate", candJob, job / "cand", {(job / "src-cand").string()},
+                                  {(job / "cand").string(), (job / "cand-inputs").string()},
+                                  request.timeoutSeconds, candidateMemory, candidateHooks);
+  referee.finished(TimingSide::Candidate);
+  auto baselineStage = baseline.finish(referee.candidateAsked());
+  Observations& o = run.o;
+  o.candidateFacts = candStage.facts;
+  o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);
+  o.outsideCheckMs = candStage.checkMs;
+  o.checkReps = candStage.checkReps;
+  o.forgedChannelLines = candStage.forgedLines;
+  o.baselineFacts = baselineStage.facts;
+  o.turns = referee.log();
+  if (o.baselineFacts.is_object() && o.baselineFacts.value("timing", json()).is_object()) {
+    o.referenceFacts["timing"] = o.baselineFacts["timing"];
+    run.facts["reference"]["timing"] = o.baselineFacts["timing"];
+  }
+  run.facts["candidate"] = candStage.facts;
+  run.facts["candidate_process"] = candStage.execution.toJson();
+  run.facts["baseline"] = baselineStage.facts;
+  run.facts["turns"] = o.turns;
+  run.times.insert(run.times.end(), candStage.times.begin(), candStage.times.end());
+  run.times.insert(run.times.end(), baselineStage.times.begin(), baselineStage.times.end());
+}
+
+/// Stage 4: the parent reads and compares every output pack.
+void compareRun(VerifyRun& run) {
+  report(run.progress, "judge", "comparing outputs and judging");
+  const auto comparing = std::chrono::steady_clock::now();
+  {
+    // On every core: kept out of other verifications' timings (device_lock.h).
+    SharedDeviceHold hold(deviceLockPrefix(run.backend));
+    compareOutputs(run.job.dir().root(), run.request.trials, run.request.tolerances, run.o);
+  }
+  run.times.push_back({"compare", secondsSince(comparing)});
+}
+
+bool staticallyValid(const json& staticFacts) {
+  return staticFacts.value("syntax_error", json()).is_null() &&
+         !staticFacts.value("model_new_line", json()).is_null() &&
+         !staticFacts.value("kernels", json::array()).empty();
+}
+
+}  // namespace
+
 VerifyOutcome verify(const VerifyRequest& request,
                      const std::function<void(const VerifyProgress&)>& progress,
                      std::stop_token stop) {
@@ -336,146 +479,42 @@ VerifyOutcome verify(const VerifyRequest& request,
   if (request.trials < 1) throw BadInput("--trials must be at least 1");
   ReferenceJob job(request.referencePath,
                    {"src-cand", "inputs", "ref", "cand", "static", "baseline"});
-  auto candidateSource =
-      request.candidateText ? request.candidateText : readFile(request.candidatePath);
-  if (!candidateSource) throw BadInput(request.candidatePath + ": cannot read the file");
-  auto extracted = extractCandidate(*candidateSource);
-  if (!extracted) {
-    throw BadInput(request.candidatePath +
-                   ": a model response without a code block that defines ModelNew");
-  }
+  const ExtractedCandidate extracted = candidateOf(request, outcome);
   outcome.referenceSource = job.source();
-  outcome.candidateSource = *candidateSource;
-  outcome.candidateCode = extracted->code;
-  outcome.candidateFromResponse = extracted->fromResponse;
-
   const std::string backend = resolveBackend(request.backend);
-  std::string tclLibrary;
-  if (backend == "opencl") {
-    tclLibrary = locateTclLibrary();
-    if (tclLibrary.empty()) {
-      throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
-                               executableDir() +
-                               " (../lib/); build the crucible_tcl target or set CRUCIBLE_TCL_LIB");
-    }
-  }
-
+  const std::string tclLibrary = tclLibraryFor(backend);
   if (request.keepJobDir) {
     job.dir().keep();
     outcome.jobDir = job.dir().root().string();
   }
-  const fs::path refFile = job.referenceFile();
   const fs::path candFile = job / "src-cand" / "candidate.py";
-  writeFile(candFile, extracted->code);
+  writeFile(candFile, extracted.code);
 
   StageRunner runner(job.worker(), job.dir(), backend, tclLibrary, stop, request.openclDevice);
-  const std::uint64_t ram = physicalMemory();
-  const std::uint64_t candidateMemory =
-      request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));
-
-  json facts = json::object();  // every stage's raw facts, kept with the evaluation
-  Observations o;
-  std::vector<StageTime> times;
-
-  // Stage 1: static analysis of both files (no user code runs).
-  report(progress, "static", "reading the reference and the candidate");
-  auto staticStage =
-      runner.run("static",
-                 {{"reference_path", refFile.string()},
-                  {"candidate_path", candFile.string()},
-                  {"reference_module", fs::path(request.referencePath).stem().string()}},
-                 job / "static", {(job / "src-ref").string(), (job / "src-cand").string()},
-                 {(job / "static").string()}, 60, 2 * kGiB);
-  if (!staticStage.facts.is_object()) {
-    throw std::runtime_error("the static analysis worker failed: " +
-                             tail(staticStage.execution.stderrText));
-  }
-  checkReferenceStatically(request.referencePath, staticStage.facts.value("reference", json()));
-  o.staticFacts = staticStage.facts.value("candidate", json::object());
-  times.insert(times.end(), staticStage.times.begin(), staticStage.times.end());
-
-  JudgeOptions options{request.rewardPreset, request.speedupCeiling};
-  facts["static"] = staticStage.facts;
-
-  const bool staticallyValid = o.staticFacts.value("syntax_error", json()).is_null() &&
-                               !o.staticFacts.value("model_new_line", json()).is_null() &&
-                               !o.staticFacts.value("kernels", json::array()).empty();
-  if (staticallyValid) {
+  VerifyRun run{request, progress, stop, job, runner, backend, tclLibrary, candFile};
+  staticRun(run);
+  if (staticallyValid(run.o.staticFacts)) {
     // Stage 2: the reference makes the inputs and the expected outputs (or a kept run of it).
+    const std::uint64_t ram = physicalMemory();
     const json timing = timingJob(request, backend);
-    const json refFacts = referenceRun(request, backend, timing, job, runner, ram, progress, times);
-    o.referenceFacts = refFacts;
-    facts["reference"] = refFacts;
-
-    // Stage 3: the candidate, in its sandbox, without the reference or the expected outputs.
-    report(progress, "candidate", "running the candidate (" + backend + ")");
-    json candidateTiming = timing;
-    candidateTiming["check_reps"] = kMaxCheckReps;
-    candidateTiming["check_ms"] = kCheckMs;
-    privateInputsCopy(job / "inputs", job / "cand-inputs");
-    json candJob = {
-        {"candidate_path", candFile.string()},
-        {"inputs_dir", (job / "cand-inputs").string()},
-        {"private_inputs", true},
-        {"out_dir", (job / "cand").string()},
-        {"backend", backend},
-        {"device", backend == "cuda" ? "cuda" : "cpu"},
-        {"seed", request.seed},
-        {"trials", request.trials},
-        {"timing_sets", refFacts.value("timing_sets", 0)},
-        {"threads", request.threads},
-        {"alt", fs::exists(job / "inputs" / "inputs_alt.ctp")},
-        {"timing", candidateTiming},
-        {"allowed_roots",
-         {(job / "cand").string(), (job / "cand-inputs").string(), (job / "src-cand").string()}}};
-    // Stage 3b, beside it: the reference's timer, in turns with the candidate's timed rounds.
-    TurnReferee referee;
-    BaselineRun baseline(request, backend, tclLibrary, timing, refFacts.value("timing_sets", 0),
-                         job, referee, ram * 3 / 4, stop);
-    const StageHooks candidateHooks = turnHooks(referee, TimingSide::Candidate);
-    auto candStage = runner.run("candidate", candJob, job / "cand", {(job / "src-cand").string()},
-                                {(job / "cand").string(), (job / "cand-inputs").string()},
-                                request.timeoutSeconds, candidateMemory, candidateHooks);
-    referee.finished(TimingSide::Candidate);
-    auto baselineStage = baseline.finish(referee.candidateAsked());
-    o.candidateFacts = candStage.facts;
-    o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);
-    o.outsideCheckMs = candStage.checkMs;
-    o.checkReps = candStage.checkReps;
-    o.forgedChannelLines = candStage.forgedLines;
-    o.baselineFacts = baselineStage.facts;
-    o.turns = referee.log();
-    if (o.baselineFacts.is_object() && o.baselineFacts.value("timing", json()).is_object()) {
-      o.referenceFacts["timing"] = o.baselineFacts["timing"];
-      facts["reference"]["timing"] = o.baselineFacts["timing"];
-    }
-    facts["candidate"] = candStage.facts;
-    facts["candidate_process"] = candStage.execution.toJson();
-    facts["baseline"] = baselineStage.facts;
-    facts["turns"] = o.turns;
-    times.insert(times.end(), candStage.times.begin(), candStage.times.end());
-    times.insert(times.end(), baselineStage.times.begin(), baselineStage.times.end());
-
-    report(progress, "judge", "comparing outputs and judging");
-    const auto comparing = std::chrono::steady_clock::now();
-    {
-      // On every core: kept out of other verifications' timings (device_lock.h).
-      SharedDeviceHold hold(deviceLockPrefix(backend));
-      compareOutputs(job.dir().root(), request.trials, request.tolerances, o);
-    }
-    times.push_back({"compare", secondsSince(comparing)});
+    const json refFacts =
+        referenceRun(request, backend, timing, job, runner, ram, progress, run.times);
+    run.o.referenceFacts = refFacts;
+    run.facts["reference"] = refFacts;
+    candidateRun(run, timing, refFacts, ram);
+    compareRun(run);
   }
 
   Evaluation& e = outcome.evaluation;
-  e = judge(o, options);
+  e = judge(run.o, JudgeOptions{request.rewardPreset, request.speedupCeiling});
   e.backend = backend;
-  e.plan = extracted->plan;
-  e.stageSeconds = std::move(times);
-  const SandboxSummary sandbox = summarizeSandbox(runner.sandbox(), o.candidateFacts);
+  e.plan = extracted.plan;
+  e.stageSeconds = std::move(run.times);
+  const SandboxSummary sandbox = summarizeSandbox(runner.sandbox(), run.o.candidateFacts);
   e.sandboxed = sandbox.held;
   e.sandboxNote = sandbox.note;
-  e.facts = std::move(facts);
-  const json& refEnv = o.referenceFacts.value("env", json::object());
+  e.facts = std::move(run.facts);
+  const json& refEnv = run.o.referenceFacts.value("env", json::object());
   e.environment = refEnv;
   e.device = refEnv.value("device_name", backend == "cuda" ? "cuda" : "cpu");
   return outcome;
