@@ -133,6 +133,171 @@ struct CompiledPreset {
 
 struct RewardPreset::Compiled : CompiledPreset {};
 
+namespace {
+
+/// A component as the preset's text gives it.
+struct ComponentText {
+  std::string name, expression, part;
+};
+
+/// Compiles one preset's params, components and total in order, each expression against the
+/// names visible at its place, with messages that say where.
+class PresetCompiler {
+ public:
+  PresetCompiler(std::string where, std::shared_ptr<CompiledPreset> compiled)
+      : where_(std::move(where)), compiled_(std::move(compiled)) {
+    for (std::size_t i = 0; i < kVariables.size(); ++i) visible_.emplace_back(kVariables[i], i);
+    compiled_->initialSlots.assign(kVariables.size(), 0.0);
+  }
+
+  /// The params (an object of numbers), in order; what the preset keeps of them.
+  std::vector<std::pair<std::string, double>> addParams(const ordered_json& j) {
+    std::vector<std::pair<std::string, double>> params;
+    if (j.contains("params")) {
+      const ordered_json& given = j["params"];
+      if (!given.is_object()) {
+        throw std::invalid_argument(where_ + ": 'params' must be an object of numbers");
+      }
+      for (const auto& [key, value] : given.items()) {
+        checkNewName(key, "param");
+        if (!value.is_number() || !std::isfinite(value.get<double>())) {
+          throw std::invalid_argument(where_ + ", param " + inQuotes(key) + ": must be a number");
+        }
+        params.emplace_back(key, value.get<double>());
+        define(key, value.get<double>());
+      }
+    }
+    compiled_->firstComponentSlot = compiled_->initialSlots.size();
+    return params;
+  }
+
+  /// The components, in order: each may use the variables, the params and the components
+  /// before it.
+  std::vector<ComponentText> addComponents(const ordered_json& j) {
+    if (!j.contains("components") || !j["components"].is_array()) {
+      throw std::invalid_argument(where_ + ": 'components' must be an array");
+    }
+    for (const auto& component : j["components"]) {
+      if (component.is_object() && component.contains("name") && component["name"].is_string()) {
+        later_.push_back(component["name"].get<std::string>());
+      }
+    }
+    std::vector<ComponentText> specs;
+    for (const auto& component : j["components"]) specs.push_back(addComponent(component));
+    return specs;
+  }
+
+  void setTotal(const std::string& text) { compiled_->total = compile(text, "total"); }
+
+  /// A preset that is undefined somewhere in the input domain fails now, not during a run.
+  void probeDomain() const {
+    for (unsigned flags = 0; flags < 16; ++flags) {
+      for (double speedup : kProbeSpeedups) {
+        RewardInputs probe;
+        probe.syntax = flags & 1u ? 1 : 0;
+        probe.functionality = flags & 2u ? 1 : 0;
+        probe.compiled = flags & 4u ? 1 : 0;
+        probe.correct = flags & 8u ? 1 : 0;
+        probe.speedup = speedup;
+        try {
+          compiled_->evaluate(probe);
+        } catch (const std::domain_error& e) {
+          throw std::invalid_argument(std::string(e.what()) + ", for " + describeInputs(probe) +
+                                      "; guard it with if(condition, value, fallback)");
+        }
+      }
+    }
+  }
+
+ private:
+  ComponentText addComponent(const ordered_json& component) {
+    if (!component.is_object()) {
+      throw std::invalid_argument(where_ + ": each component must be an object");
+    }
+    const std::string name = requireString(component, "name", where_ + ", a component");
+    const std::string context = "component " + inQuotes(name);
+    checkKeys(component, {"name", "expr", "part"}, where_ + ", " + context);
+    checkNewName(name, "component");
+    const std::string expression = requireString(component, "expr", where_ + ", " + context);
+    std::string part;
+    if (component.contains("part")) {
+      part = requireString(component, "part", where_ + ", " + context);
+      if (!isIdentifier(part)) {
+        throw std::invalid_argument(where_ + ", " + context + ": part " + inQuotes(part) +
+                                    " must be a name such as 'plan' or 'code'");
+      }
+    }
+    compiled_->expressions.push_back(compile(expression, context));
+    compiled_->names.push_back(name);
+    compiled_->parts.push_back(part);
+    define(name, 0.0);
+    later_.erase(std::find(later_.begin(), later_.end(), name));
+    return {name, expression, part};
+  }
+
+  void define(const std::string& name, double initial) {
+    visible_.emplace_back(name, compiled_->initialSlots.size());
+    compiled_->initialSlots.push_back(initial);
+  }
+
+  bool isVisible(std::string_view name) const {
+    return std::any_of(visible_.begin(), visible_.end(),
+                       [&](const auto& entry) { return entry.first == name; });
+  }
+
+  void checkNewName(const std::string& name, const std::string& what) const {
+    if (!isIdentifier(name)) {
+      throw std::invalid_argument(where_ + ", " + what + " " + inQuotes(name) +
+                                  ": a name is a letter or '_' followed by letters, digits, '_'");
+    }
+    if (isReserved(name)) {
+      throw std::invalid_argument(where_ + ", " + what + " " + inQuotes(name) +
+                                  ": the name is a variable or function of the language");
+    }
+    if (isVisible(name)) {
+      throw std::invalid_argument(where_ + ", " + what + " " + inQuotes(name) +
+                                  ": the name is already defined");
+    }
+  }
+
+  /// One expression against the names visible now.
+  RewardExpression compile(const std::string& text, const std::string& context) const {
+    try {
+      return RewardExpression::parse(text,
+                                     [&](std::string_view name) -> std::optional<std::size_t> {
+                                       for (const auto& [visibleName, slot] : visible_) {
+                                         if (visibleName == name) return slot;
+                                       }
+                                       return std::nullopt;
+                                     });
+    } catch (const ExpressionSyntaxError& e) {
+      throw std::invalid_argument(where_ + ", " + context + ": " + e.what() + hintFor(e.what()));
+    }
+  }
+
+  /// For an unknown name: that components see only those before them, or the names known.
+  std::string hintFor(std::string_view what) const {
+    if (!what.starts_with("unknown identifier '")) return "";
+    const auto nameEnd = what.find('\'', 20);
+    const std::string name(what.substr(20, nameEnd - 20));
+    if (std::find(later_.begin(), later_.end(), name) != later_.end()) {
+      return " (a component can use only the components defined before it)";
+    }
+    std::string names;
+    for (const auto& entry : visible_) names += (names.empty() ? "" : ", ") + entry.first;
+    return " (known here: " + names + ")";
+  }
+
+  std::string where_;
+  std::shared_ptr<CompiledPreset> compiled_;
+  // Names visible to the next expression, with their slots: variables, params, then components
+  // as they are defined.
+  std::vector<std::pair<std::string, std::size_t>> visible_;
+  std::vector<std::string> later_;  // components not yet defined, for a better message
+};
+
+}  // namespace
+
 RewardPreset RewardPreset::parse(std::string_view jsonText) {
   ordered_json j;
   try {
@@ -155,130 +320,13 @@ RewardPreset RewardPreset::parse(std::string_view jsonText) {
 
   auto compiled = std::make_shared<Compiled>();
   compiled->preset = preset.name_;
-  // Names visible to the next expression, with their slots: variables, params, then components
-  // as they are defined.
-  std::vector<std::pair<std::string, std::size_t>> visible;
-  for (std::size_t i = 0; i < kVariables.size(); ++i) visible.emplace_back(kVariables[i], i);
-  compiled->initialSlots.assign(kVariables.size(), 0.0);
-  auto isVisible = [&](std::string_view name) {
-    return std::any_of(visible.begin(), visible.end(),
-                       [&](const auto& entry) { return entry.first == name; });
-  };
-  auto checkNewName = [&](const std::string& name, const std::string& what) {
-    if (!isIdentifier(name)) {
-      throw std::invalid_argument(where + ", " + what + " " + inQuotes(name) +
-                                  ": a name is a letter or '_' followed by letters, digits, '_'");
-    }
-    if (isReserved(name)) {
-      throw std::invalid_argument(where + ", " + what + " " + inQuotes(name) +
-                                  ": the name is a variable or function of the language");
-    }
-    if (isVisible(name)) {
-      throw std::invalid_argument(where + ", " + what + " " + inQuotes(name) +
-                                  ": the name is already defined");
-    }
-  };
-
-  if (j.contains("params")) {
-    const ordered_json& params = j["params"];
-    if (!params.is_object()) {
-      throw std::invalid_argument(where + ": 'params' must be an object of numbers");
-    }
-    for (const auto& [key, value] : params.items()) {
-      checkNewName(key, "param");
-      if (!value.is_number() || !std::isfinite(value.get<double>())) {
-        throw std::invalid_argument(where + ", param " + inQuotes(key) + ": must be a number");
-      }
-      preset.params_.emplace_back(key, value.get<double>());
-      visible.emplace_back(key, compiled->initialSlots.size());
-      compiled->initialSlots.push_back(value.get<double>());
-    }
+  PresetCompiler compiler(where, compiled);
+  preset.params_ = compiler.addParams(j);
+  for (auto& c : compiler.addComponents(j)) {
+    preset.components_.push_back({std::move(c.name), std::move(c.expression), std::move(c.part)});
   }
-  compiled->firstComponentSlot = compiled->initialSlots.size();
-
-  std::vector<std::string> later;  // components not yet defined, for a better message
-  if (!j.contains("components") || !j["components"].is_array()) {
-    throw std::invalid_argument(where + ": 'components' must be an array");
-  }
-  for (const auto& component : j["components"]) {
-    if (component.is_object() && component.contains("name") && component["name"].is_string()) {
-      later.push_back(component["name"].get<std::string>());
-    }
-  }
-
-  // Parses one expression against the names visible now, with messages that say where.
-  auto compile = [&](const std::string& text, const std::string& context) {
-    try {
-      return RewardExpression::parse(text,
-                                     [&](std::string_view name) -> std::optional<std::size_t> {
-                                       for (const auto& [visibleName, slot] : visible) {
-                                         if (visibleName == name) return slot;
-                                       }
-                                       return std::nullopt;
-                                     });
-    } catch (const ExpressionSyntaxError& e) {
-      std::string message = where + ", " + context + ": " + e.what();
-      const std::string_view what = e.what();
-      if (what.starts_with("unknown identifier '")) {
-        const auto nameEnd = what.find('\'', 20);
-        const std::string name(what.substr(20, nameEnd - 20));
-        if (std::find(later.begin(), later.end(), name) != later.end()) {
-          message += " (a component can use only the components defined before it)";
-        } else {
-          std::string names;
-          for (const auto& entry : visible) names += (names.empty() ? "" : ", ") + entry.first;
-          message += " (known here: " + names + ")";
-        }
-      }
-      throw std::invalid_argument(message);
-    }
-  };
-
-  for (const auto& component : j["components"]) {
-    if (!component.is_object()) {
-      throw std::invalid_argument(where + ": each component must be an object");
-    }
-    const std::string name = requireString(component, "name", where + ", a component");
-    const std::string context = "component " + inQuotes(name);
-    checkKeys(component, {"name", "expr", "part"}, where + ", " + context);
-    checkNewName(name, "component");
-    const std::string expression = requireString(component, "expr", where + ", " + context);
-    std::string part;
-    if (component.contains("part")) {
-      part = requireString(component, "part", where + ", " + context);
-      if (!isIdentifier(part)) {
-        throw std::invalid_argument(where + ", " + context + ": part " + inQuotes(part) +
-                                    " must be a name such as 'plan' or 'code'");
-      }
-    }
-    compiled->expressions.push_back(compile(expression, context));
-    compiled->names.push_back(name);
-    compiled->parts.push_back(part);
-    preset.components_.push_back({name, expression, part});
-    visible.emplace_back(name, compiled->initialSlots.size());
-    compiled->initialSlots.push_back(0.0);
-    later.erase(std::find(later.begin(), later.end(), name));
-  }
-  compiled->total = compile(preset.total_, "total");
-
-  // A preset that is undefined somewhere in the input domain fails now, not during a run.
-  for (unsigned flags = 0; flags < 16; ++flags) {
-    for (double speedup : kProbeSpeedups) {
-      RewardInputs probe;
-      probe.syntax = flags & 1u ? 1 : 0;
-      probe.functionality = flags & 2u ? 1 : 0;
-      probe.compiled = flags & 4u ? 1 : 0;
-      probe.correct = flags & 8u ? 1 : 0;
-      probe.speedup = speedup;
-      try {
-        compiled->evaluate(probe);
-      } catch (const std::domain_error& e) {
-        throw std::invalid_argument(std::string(e.what()) + ", for " + describeInputs(probe) +
-                                    "; guard it with if(condition, value, fallback)");
-      }
-    }
-  }
-
+  compiler.setTotal(preset.total_);
+  compiler.probeDomain();
   preset.compiled_ = std::move(compiled);
   return preset;
 }
