@@ -25,6 +25,7 @@
 #include "app/crucible/text_table.h"
 #include "core/bench/eval_results.h"
 #include "core/bench/report.h"
+#include "core/bench/report_folder.h"
 #include "core/bench/runner.h"
 #include "core/bench/shrink.h"
 #include "core/generate/generator_factory.h"
@@ -254,27 +255,6 @@ std::string dumpJson(const json& j) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-/// The rows of an earlier run in OUT/results.jsonl (one TaskResult a line; the last line of a
-/// task wins; a line cut short by a crash is skipped).
-std::map<std::string, TaskResult> readFinished(const fs::path& file, std::ostream& err) {
-  std::map<std::string, TaskResult> rows;
-  std::ifstream in(file);
-  int number = 0, bad = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    try {
-      TaskResult t = json::parse(line).get<TaskResult>();
-      rows[t.id] = std::move(t);
-    } catch (const std::exception&) {
-      ++bad;
-    }
-  }
-  if (bad > 0) {
-    err << "crucible bench: " << file.string() << ": " << bad << " unreadable line(s) ignored\n";
-  }
-  return rows;
-}
-
 /// The plots; the note says why there are none.
 std::vector<std::string> writePlots(const fs::path& out, const bench::BenchReport& report,
                                     std::string& note) {
@@ -395,25 +375,31 @@ int runCompare(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  BenchOptions o;
-  if (auto exit = parseCommandLine(args, "bench", kBenchUsage, parse, o, out, err)) return *exit;
-  if (!o.compare.empty()) return runCompare(o, out, err);
+namespace {
 
+/// What a run works through: its tasks, its settings and the generator made to check --model.
+struct BenchPlan {
   std::vector<bench::BenchTask> tasks;
   bench::RunSettings settings;
   std::unique_ptr<generate::Generator> probe;
+};
+
+/// The tasks and settings from the options; an exit code (with the message written) on bad
+/// input.
+std::optional<int> planBench(BenchOptions& o, BenchPlan& plan, std::ostream& err) {
   try {
-    tasks = bench::listTasks(o.dir, o.levels);
-    if (o.limit && tasks.size() > *o.limit) tasks.resize(*o.limit);
-    probe = generate::makeGenerator(o.generator);  // a bad --model fails before anything runs
+    plan.tasks = bench::listTasks(o.dir, o.levels);
+    if (o.limit && plan.tasks.size() > *o.limit) plan.tasks.resize(*o.limit);
+    plan.probe = generate::makeGenerator(o.generator);  // a bad --model fails before anything runs
     auto& verify = o.run.request.verify;
     verify.backend = resolveBackend(verify.backend);
     o.run.request.generate.backend = verify.backend;
     if (o.store)
       o.run.request.databasePath = o.db.empty() ? store::Store::defaultDatabasePath() : o.db;
-    settings = {o.dir,         o.levels,    o.generator.model,      verify.backend, o.run.request.n,
-                verify.trials, verify.seed, verify.compileBaseline, o.run.shrink};
+    plan.settings = {o.dir,           o.levels,      o.generator.model, verify.backend,
+                     o.run.request.n, verify.trials, verify.seed,       verify.compileBaseline,
+                     o.run.shrink};
+    return std::nullopt;
   } catch (const bench::TaskSetError& e) {
     err << "crucible bench: " << e.what() << "\n";
     return 2;
@@ -427,91 +413,53 @@ int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostre
     err << "crucible bench: " << e.what() << "\n";
     return 3;
   }
+}
 
-  // The report folder: settings, the rows finished so far (resume), the shrunk tasks.
-  std::map<std::string, TaskResult> finished;
-  std::optional<fs::path> tempShrunk;
-  fs::path resultsFile;
+/// The report folder, resuming an earlier run with the same settings (what it reuses is said on
+/// `err`); without one, a temporary folder for shrunk tasks. An exit code on failure.
+std::optional<int> openReport(BenchOptions& o, const bench::RunSettings& settings,
+                              std::optional<bench::ReportFolder>& folder,
+                              std::optional<fs::path>& tempShrunk, std::ostream& err) {
   try {
     if (!o.report.empty()) {
-      const fs::path report(o.report);
-      fs::create_directories(report);
-      resultsFile = report / "results.jsonl";
-      const fs::path runFile = report / "run.json";
-      if (o.fresh) {
-        fs::remove(resultsFile);
-      } else if (fs::exists(runFile)) {
-        std::ifstream in(runFile);
-        const auto earlier = json::parse(in).get<bench::RunSettings>();
-        if (const auto diff = settings.differenceFrom(earlier); !diff.empty()) {
-          err << "crucible bench: " << report.string() << " holds a run with other settings ("
-              << diff << "); use another --report folder, or --fresh to replace it\n";
-          return 2;
-        }
-        finished = readFinished(resultsFile, err);
-        const auto reused = std::count_if(finished.begin(), finished.end(),
-                                          [](const auto& row) { return row.second.resumable(); });
-        if (!finished.empty()) {
-          err << "resuming: " << reused << " task(s) already finished in " << resultsFile.string()
-              << " are not run again (--fresh to redo them)";
-          if (reused < static_cast<long>(finished.size())) {
-            err << "; " << finished.size() - reused << " without a kernel run again";
-          }
-          err << "\n";
-        }
+      folder.emplace(o.report, settings, o.fresh);
+      if (folder->unreadableLines() > 0) {
+        err << "crucible bench: " << folder->resultsFile().string() << ": "
+            << folder->unreadableLines() << " unreadable line(s) ignored\n";
       }
-      writeFileAtomically(runFile, dumpJson(settings));
-      o.run.shrunkDir = (report / "shrunk").string();
+      const auto& finished = folder->finished();
+      if (!finished.empty()) {
+        const long reused = folder->resumable();
+        err << "resuming: " << reused << " task(s) already finished in "
+            << folder->resultsFile().string() << " are not run again (--fresh to redo them)";
+        if (reused < static_cast<long>(finished.size())) {
+          err << "; " << finished.size() - reused << " without a kernel run again";
+        }
+        err << "\n";
+      }
+      o.run.shrunkDir = folder->shrunkDir().string();
     } else if (o.run.shrink) {
       tempShrunk = fs::temp_directory_path() / ("crucible-bench-" + std::to_string(::getpid()));
       o.run.shrunkDir = tempShrunk->string();
     }
+    return std::nullopt;
+  } catch (const bench::ReportFolderMismatch& e) {
+    err << "crucible bench: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     err << "crucible bench: " << o.report << ": " << e.what() << "\n";
     return 3;
   }
+}
 
-  err << "crucible bench: " << tasks.size() << " task(s) from " << o.dir << ", model "
-      << o.generator.model << ", backend " << settings.backend << ", " << o.run.request.n
-      << " sample(s) each, " << o.run.jobs << " at a time"
-      << (o.run.shrink ? ", size constants " + bench::scaleWord(*o.run.shrink) + " by " +
-                             formatNumber("%g", *o.run.shrink)
-                       : "")
-      << "\n";
-
-  watchForInterrupt();
-  std::mutex probeLock;
-  std::string appendError;  // onEvent runs one call at a time
-  bench::BenchRun run;
-  const bench::GeneratorFactory factory = [&]() -> std::unique_ptr<generate::Generator> {
-    {
-      std::lock_guard lock(probeLock);
-      if (probe) return std::move(probe);
-    }
-    return generate::makeGenerator(o.generator);
-  };
-  try {
-    run = bench::runBench(
-        tasks, o.run, factory, finished, interruptSource().get_token(), [&](const BenchEvent& e) {
-          printEvent(err, e);
-          if (e.kind != BenchEvent::Kind::Finished || resultsFile.empty()) return;
-          std::ofstream file(resultsFile, std::ios::app | std::ios::binary);
-          file << json(*e.result).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-          if (!file) appendError = "cannot append to " + resultsFile.string();
-        });
-  } catch (const std::exception& e) {
-    err << "crucible bench: " << e.what() << "\n";
-    return 3;
-  }
-  if (tempShrunk) fs::remove_all(*tempShrunk);
-  if (!appendError.empty())
-    err << "crucible bench: " << appendError << "; resuming will redo tasks\n";
-
+/// The report (files, JSON or the summary) of a run that ended; the exit code.
+int finishBench(const BenchOptions& o, const BenchPlan& plan, bench::BenchRun run,
+                std::ostream& out, std::ostream& err) {
   bench::BenchReport report;
-  report.settings = settings;
+  report.settings = plan.settings;
   report.tasks = std::move(run.tasks);
   report.metrics = bench::computeMetrics(report.tasks, o.run.request.n);
-  report.tasksPlanned = static_cast<int>(tasks.size());
+  report.tasksPlanned = static_cast<int>(plan.tasks.size());
   report.resumed = run.skipped;
   report.interrupted = run.interrupted;
   if (o.run.request.databasePath) report.database = *o.run.request.databasePath;
@@ -530,15 +478,67 @@ int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (o.json) {
     out << dumpJson(bench::toJson(report));
   } else {
-    printSummary(out, report.tasks, report.metrics, settings.shrink);
+    printSummary(out, report.tasks, report.metrics, plan.settings.shrink);
   }
   if (run.interrupted) {
-    err << "crucible bench: interrupted; " << report.tasks.size() << " of " << tasks.size()
+    err << "crucible bench: interrupted; " << report.tasks.size() << " of " << plan.tasks.size()
         << " tasks finished" << (o.report.empty() ? "" : "; rerun with the same --report to resume")
         << "\n";
     return 130;
   }
   return 0;
+}
+
+}  // namespace
+
+int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  BenchOptions o;
+  if (auto exit = parseCommandLine(args, "bench", kBenchUsage, parse, o, out, err)) return *exit;
+  if (!o.compare.empty()) return runCompare(o, out, err);
+
+  BenchPlan plan;
+  if (auto exit = planBench(o, plan, err)) return *exit;
+  std::optional<bench::ReportFolder> folder;
+  std::optional<fs::path> tempShrunk;
+  if (auto exit = openReport(o, plan.settings, folder, tempShrunk, err)) return *exit;
+
+  err << "crucible bench: " << plan.tasks.size() << " task(s) from " << o.dir << ", model "
+      << o.generator.model << ", backend " << plan.settings.backend << ", " << o.run.request.n
+      << " sample(s) each, " << o.run.jobs << " at a time"
+      << (o.run.shrink ? ", size constants " + bench::scaleWord(*o.run.shrink) + " by " +
+                             formatNumber("%g", *o.run.shrink)
+                       : "")
+      << "\n";
+
+  watchForInterrupt();
+  std::mutex probeLock;
+  std::string appendError;  // onEvent runs one call at a time
+  bench::BenchRun run;
+  const bench::GeneratorFactory factory = [&]() -> std::unique_ptr<generate::Generator> {
+    {
+      std::lock_guard lock(probeLock);
+      if (plan.probe) return std::move(plan.probe);
+    }
+    return generate::makeGenerator(o.generator);
+  };
+  const std::map<std::string, TaskResult> none;
+  try {
+    run = bench::runBench(plan.tasks, o.run, factory, folder ? folder->finished() : none,
+                          interruptSource().get_token(), [&](const BenchEvent& e) {
+                            printEvent(err, e);
+                            if (e.kind != BenchEvent::Kind::Finished || !folder) return;
+                            if (!folder->append(*e.result)) {
+                              appendError = "cannot append to " + folder->resultsFile().string();
+                            }
+                          });
+  } catch (const std::exception& e) {
+    err << "crucible bench: " << e.what() << "\n";
+    return 3;
+  }
+  if (tempShrunk) fs::remove_all(*tempShrunk);
+  if (!appendError.empty())
+    err << "crucible bench: " << appendError << "; resuming will redo tasks\n";
+  return finishBench(o, plan, std::move(run), out, err);
 }
 
 }  // namespace crucible::cli
