@@ -133,6 +133,82 @@ class ModelBuilder {
     byteCoefficients_ << 4;
   }
 
+  /// x*y style reductions over a broadcast: the operands broadcast to one shape, reduced
+  /// along `dim`.
+  void broadcastReduce(const OpSpec& op, const std::vector<TensorVars>& in, const TensorVars& out,
+                       IntVar flops, std::vector<std::pair<std::string, int>>& params) {
+    TensorVars joined{IntVar(home_, 1, R), IntVarArgs(R), IntVar(), {}};
+    for (int i = 0; i < R; ++i) joined.dims[i] = IntVar(home_, 1, bounds_.maxDim);
+    broadcast(in, joined);
+    const IntVar p = dimPosition(joined.rank, params, "dim");
+    reduce(joined, out, p, IntVar(home_, 0, 0), op.minExtent);
+    // PyTorch materialises the broadcast products (x*y, x*x, y*y): they cost time and
+    // memory, however small the inputs.
+    joined.numel = product({joined.dims[0], joined.dims[1], joined.dims[2], joined.dims[3]},
+                           bounds_.maxBytes / kBroadcastTemporaries);
+    byteTerms_ << joined.numel;
+    byteCoefficients_ << kBroadcastTemporaries;
+    rel(home_, flops == op.flopsPerElement * joined.numel);
+  }
+
+  /// matmul (rank 2) and bmm (rank 3).
+  void matmul(const OpSpec& op, const std::vector<TensorVars>& in, const TensorVars& out,
+              IntVar flops) {
+    const int rank = op.rule == ShapeRule::Matmul ? 2 : 3;
+    for (const auto* t : {&in[0], &in[1], &out}) rel(home_, t->rank == rank);
+    if (rank == 3) {
+      rel(home_, in[0].dims[1] == in[1].dims[1] && out.dims[1] == in[0].dims[1]);
+    }
+    rel(home_, in[0].dims[3] == in[1].dims[2]);
+    rel(home_, out.dims[2] == in[0].dims[2] && out.dims[3] == in[1].dims[3]);
+    std::vector<IntVar> factors{in[0].dims[2], in[0].dims[3], in[1].dims[3]};
+    if (rank == 3) factors.push_back(in[0].dims[1]);
+    rel(home_, flops == 2 * product(factors, bounds_.maxFlops));
+  }
+
+  /// nn.Linear over the last dim, with its weight and bias counted as parameter bytes.
+  void linearLayer(const TensorVars& x, const TensorVars& out, IntVar flops,
+                   std::vector<std::pair<std::string, int>>& params) {
+    rel(home_, out.rank == x.rank);
+    for (int i = 0; i < R - 1; ++i) rel(home_, out.dims[i] == x.dims[i]);
+    params.emplace_back("in_features", x.kept[R - 1]);
+    params.emplace_back("out_features", out.kept[R - 1]);
+    rel(home_, flops == 2 * product({out.numel, x.dims[R - 1]}, bounds_.maxFlops));
+    const IntVar weight = product({x.dims[R - 1], out.dims[R - 1]}, bounds_.maxBytes / 4);
+    countParameterBytes(weight);
+    countParameterBytes(out.dims[R - 1]);
+  }
+
+  void adaptivePool(const TensorVars& x, const TensorVars& out, IntVar flops,
+                    std::vector<std::pair<std::string, int>>& params) {
+    rel(home_, x.rank == 4 && out.rank == 4);
+    rel(home_, out.dims[0] == x.dims[0] && out.dims[1] == x.dims[1]);
+    rel(home_, out.dims[2] <= x.dims[2] && out.dims[3] <= x.dims[3]);
+    params.emplace_back("height", out.kept[2]);
+    params.emplace_back("width", out.kept[3]);
+    rel(home_, flops == x.numel);
+  }
+
+  /// torch.cat of two tensors along `dim`.
+  void cat(const std::vector<TensorVars>& in, const TensorVars& out, IntVar flops,
+           std::vector<std::pair<std::string, int>>& params) {
+    rel(home_, in[0].rank == in[1].rank && out.rank == in[0].rank);
+    const IntVar p = dimPosition(in[0].rank, params, "dim");
+    for (int i = 0; i < R; ++i) {
+      rel(home_, (p == i) >> (out.dims[i] == in[0].dims[i] + in[1].dims[i]));
+      rel(home_, (p != i) >> (in[0].dims[i] == in[1].dims[i] && out.dims[i] == in[0].dims[i]));
+    }
+    rel(home_, flops == out.numel);
+  }
+
+  /// The last two dims flattened into one.
+  void flatten(const TensorVars& x, const TensorVars& out, IntVar flops) {
+    rel(home_, out.rank == x.rank - 1);
+    mult(home_, x.dims[R - 2], x.dims[R - 1], out.dims[R - 1]);
+    for (int i = 1; i < R - 1; ++i) rel(home_, out.dims[i] == x.dims[i - 1]);
+    rel(home_, flops == out.numel);
+  }
+
   void post(const ComputeNode& node, const std::vector<TensorVars>& in, const TensorVars& out,
             std::vector<std::pair<std::string, int>>& params) {
     const OpSpec& op = *node.op;
@@ -174,77 +250,32 @@ class ModelBuilder {
         rel(home_, flops == c * in[0].numel);
         break;
       }
-      case ShapeRule::BroadcastReduce: {
-        TensorVars joined{IntVar(home_, 1, R), IntVarArgs(R), IntVar(), {}};
-        for (int i = 0; i < R; ++i) joined.dims[i] = IntVar(home_, 1, bounds_.maxDim);
-        broadcast(in, joined);
-        const IntVar p = dimPosition(joined.rank, params, "dim");
-        reduce(joined, out, p, IntVar(home_, 0, 0), op.minExtent);
-        // PyTorch materialises the broadcast products (x*y, x*x, y*y): they cost time and
-        // memory, however small the inputs.
-        joined.numel = product({joined.dims[0], joined.dims[1], joined.dims[2], joined.dims[3]},
-                               bounds_.maxBytes / kBroadcastTemporaries);
-        byteTerms_ << joined.numel;
-        byteCoefficients_ << kBroadcastTemporaries;
-        rel(home_, flops == c * joined.numel);
+      case ShapeRule::BroadcastReduce:
+        broadcastReduce(op, in, out, flops, params);
         break;
-      }
       case ShapeRule::Matmul:
-      case ShapeRule::Bmm: {
-        const int rank = op.rule == ShapeRule::Matmul ? 2 : 3;
-        for (const auto* t : {&in[0], &in[1], &out}) rel(home_, t->rank == rank);
-        if (rank == 3) {
-          rel(home_, in[0].dims[1] == in[1].dims[1] && out.dims[1] == in[0].dims[1]);
-        }
-        rel(home_, in[0].dims[3] == in[1].dims[2]);
-        rel(home_, out.dims[2] == in[0].dims[2] && out.dims[3] == in[1].dims[3]);
-        std::vector<IntVar> factors{in[0].dims[2], in[0].dims[3], in[1].dims[3]};
-        if (rank == 3) factors.push_back(in[0].dims[1]);
-        rel(home_, flops == 2 * product(factors, bounds_.maxFlops));
+      case ShapeRule::Bmm:
+        matmul(op, in, out, flops);
         break;
-      }
-      case ShapeRule::Linear: {
-        rel(home_, out.rank == in[0].rank);
-        for (int i = 0; i < R - 1; ++i) rel(home_, out.dims[i] == in[0].dims[i]);
-        params.emplace_back("in_features", in[0].kept[R - 1]);
-        params.emplace_back("out_features", out.kept[R - 1]);
-        rel(home_, flops == 2 * product({out.numel, in[0].dims[R - 1]}, bounds_.maxFlops));
-        const IntVar weight = product({in[0].dims[R - 1], out.dims[R - 1]}, bounds_.maxBytes / 4);
-        countParameterBytes(weight);
-        countParameterBytes(out.dims[R - 1]);
+      case ShapeRule::Linear:
+        linearLayer(in[0], out, flops, params);
         break;
-      }
       case ShapeRule::Conv:
       case ShapeRule::Pool:
         window(op, in[0], out, flops, params);
         break;
       case ShapeRule::AdaptivePool:
-        rel(home_, in[0].rank == 4 && out.rank == 4);
-        rel(home_, out.dims[0] == in[0].dims[0] && out.dims[1] == in[0].dims[1]);
-        rel(home_, out.dims[2] <= in[0].dims[2] && out.dims[3] <= in[0].dims[3]);
-        params.emplace_back("height", out.kept[2]);
-        params.emplace_back("width", out.kept[3]);
-        rel(home_, flops == in[0].numel);
+        adaptivePool(in[0], out, flops, params);
         break;
       case ShapeRule::Transpose:
         transpose(in[0], out, params);
         rel(home_, flops == out.numel);
         break;
-      case ShapeRule::Cat: {
-        rel(home_, in[0].rank == in[1].rank && out.rank == in[0].rank);
-        const IntVar p = dimPosition(in[0].rank, params, "dim");
-        for (int i = 0; i < R; ++i) {
-          rel(home_, (p == i) >> (out.dims[i] == in[0].dims[i] + in[1].dims[i]));
-          rel(home_, (p != i) >> (in[0].dims[i] == in[1].dims[i] && out.dims[i] == in[0].dims[i]));
-        }
-        rel(home_, flops == out.numel);
+      case ShapeRule::Cat:
+        cat(in, out, flops, params);
         break;
-      }
       case ShapeRule::Flatten:
-        rel(home_, out.rank == in[0].rank - 1);
-        mult(home_, in[0].dims[R - 2], in[0].dims[R - 1], out.dims[R - 1]);
-        for (int i = 1; i < R - 1; ++i) rel(home_, out.dims[i] == in[0].dims[i - 1]);
-        rel(home_, flops == out.numel);
+        flatten(in[0], out, flops);
         break;
       case ShapeRule::GroupNorm:
       case ShapeRule::BatchNorm:
