@@ -16,6 +16,7 @@
 
 #include "core/util/locations.h"
 #include "tests/cli/cli_run.h"
+#include "tests/support/interrupted_run.h"
 
 namespace crucible {
 namespace {
@@ -151,34 +152,12 @@ TEST_F(BenchCli, CtrlCStopsCleanlyAndWritesWhatFinished) {
   std::vector<std::string> args = {CRUCIBLE_TEST_CLI, "bench",        (dir_ / "tasks").string(),
                                    "--backend",       "interpret",    "--no-db",
                                    "--report",        report.string()};
-  int err[2];
-  ASSERT_EQ(pipe2(err, O_CLOEXEC), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(err[1], 2);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(err[1]);
   // Interrupt while the task runs (the synthesizer's trace stage).
-  std::string progress;
-  for (char c = 0; read(err[0], &c, 1) == 1;) {
-    progress += c;
-    if (progress.find("[start] 24_cumprod_rows\n") != std::string::npos) break;
-  }
-  ASSERT_NE(progress.find("[start] 24_cumprod_rows"), std::string::npos) << progress;
-  kill(pid, SIGINT);
-  for (char c = 0; read(err[0], &c, 1) == 1;) progress += c;
-  close(err[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << progress;
-  EXPECT_EQ(WEXITSTATUS(status), 130) << progress;
+  const auto run = testing::interruptWhenSeen(args, "[start] 24_cumprod_rows\n");
+  const std::string& progress = run.err;
+  ASSERT_TRUE(run.sawMarker) << progress;
+  ASSERT_TRUE(run.exited) << progress;
+  EXPECT_EQ(run.exitCode, 130) << progress;
   EXPECT_NE(progress.find("interrupted; 0 of 1 tasks finished"), std::string::npos) << progress;
   // The report says so; no row was saved, so a rerun runs the task.
   EXPECT_NE(readFile((report / "report.md").string())->find("**Interrupted**"), std::string::npos);

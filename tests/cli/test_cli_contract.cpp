@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/proc/process.h"
+#include "tests/cli/cli_run.h"
 
 namespace crucible {
 namespace {
@@ -15,25 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CliRun {
-  int exitCode;
-  std::string out, err;
-};
-
-CliRun runCli(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-  proc::ProcessSpec spec;
-  spec.argv = {CRUCIBLE_TEST_CLI};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = std::move(env);
-  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR"}) {
-    if (const char* v = std::getenv(name)) spec.env[name] = v;
-  }
-  spec.limits.wallTimeout = std::chrono::minutes(5);
-  spec.limits.outputCapBytes = 16 << 20;
-  spec.resultChannel = false;
-  auto r = proc::run(spec);
-  return {r.exitCode, r.stdoutText, r.stderrText};
-}
+using test::CliRun;
+using test::runCli;
 
 class CliContract : public ::testing::Test {
  protected:

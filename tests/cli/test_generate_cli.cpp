@@ -50,13 +50,10 @@ GenerateRun generate(std::vector<std::string> args, std::map<std::string, std::s
 }
 
 json storedSession(const std::string& db, std::int64_t id) {
-  proc::ProcessSpec spec;
-  spec.argv = {CRUCIBLE_TEST_CLI, "sessions", "show", std::to_string(id), "--db", db, "--json"};
-  spec.resultChannel = false;
-  spec.limits.outputCapBytes = 16 << 20;
-  const auto r = proc::run(spec);
-  EXPECT_EQ(r.exitCode, 0) << r.stderrText;
-  return json::parse(r.stdoutText)["session"];
+  const auto r = testing::runProgram(
+      CRUCIBLE_TEST_CLI, {"sessions", "show", std::to_string(id), "--db", db, "--json"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  return json::parse(r.out)["session"];
 }
 
 std::unique_ptr<testing::FakeEndpoint> startEndpoint(const json& responses, const fs::path& dir) {
