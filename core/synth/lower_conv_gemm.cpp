@@ -9,29 +9,14 @@
 
 namespace crucible::synth {
 
-std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& group, int index,
-                                          const Tiling& t, const HostContext& host,
-                                          std::string& why) {
-  const OpNode& cv = g.nodes[group.nodes.front()];
-  const auto spec = convSpec(g, cv, why);
-  if (!spec) return std::nullopt;
-  const ConvSpec& s = *spec;
-  if (!s.gemmApplies()) {
-    why = cv.op + ": implicit GEMM covers ungrouped convolutions";
-    return std::nullopt;
-  }
-  const int sd = s.spatial, rank = sd + 2;
-  const std::string dom = "_dom" + std::to_string(index);
-  auto sp = [&](int i) { return s.axis(i); };
+namespace {
 
-  GroupState st(g, group);
-  std::string body = std::string(kBody) + var(cv.name) + " = acc";
-  if (!s.bias.empty())
-    body += " + tl.load(p_bias + rn * bias_s, mask=rn < C_OUT, other=0.0)[None, :]";
-  body += origin(cv);
-  if (!lowerEpilogue(g, group, st, broadcastView(host, dom), body, why)) return std::nullopt;
-  const auto ops = st.operands();
-  const std::string name = "k" + std::to_string(index) + "_conv_gemm";
+/// The kernel's parameters: the input, weight and bias, the epilogue's operands and outputs,
+/// the GEMM's sizes, every stride, and the constexpr shape of the convolution and the tiles.
+KernelSignature convGemmSignature(const ConvSpec& s, const FusionGroup& group,
+                                  const std::vector<KernelOperand>& ops, const std::string& dom,
+                                  const Tiling& t) {
+  const int sd = s.spatial, rank = sd + 2;
   KernelSignature sig;
   sig.add("p_x", "_x");
   sig.add("p_w", "_w");
@@ -41,8 +26,8 @@ std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& g
   sig.add("C_OUT", dom + "[1]");
   sig.add("C_IN", "_x.shape[1]");
   for (int i = 0; i < sd; ++i) {
-    sig.add("O" + sp(i), dom + "[" + std::to_string(2 + i) + "]");
-    sig.add("I" + sp(i), "_x.shape[" + std::to_string(2 + i) + "]");
+    sig.add("O" + s.axis(i), dom + "[" + std::to_string(2 + i) + "]");
+    sig.add("I" + s.axis(i), "_x.shape[" + std::to_string(2 + i) + "]");
   }
   for (const char* p : {"x", "w"}) {
     for (int i = 0; i < rank; ++i) sig.params.push_back(std::string(p) + "_s" + std::to_string(i));
@@ -55,24 +40,15 @@ std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& g
   sig.constexprs(s.constantNames());
   sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
   if (t.groupM > 1) sig.constexprs({"GROUP_M"});
+  return sig;
+}
 
+/// The K loop: each K index as (input channel, taps), the input tile gathered with the
+/// padding's zeros masked in, the weight tile, and their product into `acc`.
+void writeConvGemmLoop(std::ostringstream& k, const ConvSpec& s, const Tiling& t) {
+  const int sd = s.spatial;
+  auto sp = [&](int i) { return s.axis(i); };
   const std::string b2 = std::string(kBody) + kBody;
-  std::string taps = "C_IN";
-  for (int i = 0; i < sd; ++i) taps += " * K" + sp(i);
-  std::ostringstream k;
-  k << sig.def(name);
-  k << kBody << "# " << nodeList(g, group)
-    << " as implicit GEMM: rows are output positions (batch and\n"
-    << kBody << "# spatial), columns output channels, K runs over input channels x window taps;\n"
-    << kBody
-    << "# the input tile is gathered per K step (out-of-range taps are the zero padding).\n";
-  k << programOrder(t, "M", "C_OUT");
-  k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
-  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
-  k << kBody << "# each row's output position\n" << s.outputCoordinates("rm");
-  k << kBody << "bi = rem\n";
-  k << kBody << "KTOT = " << taps << "\n";
-  k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
   k << kBody << "for k0 in range(0, KTOT, BLOCK_K):\n";
   k << b2 << "kk = k0 + tl.arange(0, BLOCK_K)\n";
   k << b2 << "# each K index as (input channel, taps), the last tap fastest, as the weight lies\n";
@@ -110,6 +86,52 @@ std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& g
   k << b2 << "b_tile = tl.load(" << wAddr << ",\n"
     << b2 << "                 mask=(kk[:, None] < KTOT) & (rn[None, :] < C_OUT), other=0.0)\n";
   k << b2 << "acc += " << dotCall(t) << "\n";
+}
+
+}  // namespace
+
+std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& group, int index,
+                                          const Tiling& t, const HostContext& host,
+                                          std::string& why) {
+  const OpNode& cv = g.nodes[group.nodes.front()];
+  const auto spec = convSpec(g, cv, why);
+  if (!spec) return std::nullopt;
+  const ConvSpec& s = *spec;
+  if (!s.gemmApplies()) {
+    why = cv.op + ": implicit GEMM covers ungrouped convolutions";
+    return std::nullopt;
+  }
+  const int sd = s.spatial;
+  const std::string dom = "_dom" + std::to_string(index);
+  auto sp = [&](int i) { return s.axis(i); };
+
+  GroupState st(g, group);
+  std::string body = std::string(kBody) + var(cv.name) + " = acc";
+  if (!s.bias.empty())
+    body += " + tl.load(p_bias + rn * bias_s, mask=rn < C_OUT, other=0.0)[None, :]";
+  body += origin(cv);
+  if (!lowerEpilogue(g, group, st, broadcastView(host, dom), body, why)) return std::nullopt;
+  const auto ops = st.operands();
+  const std::string name = "k" + std::to_string(index) + "_conv_gemm";
+  const KernelSignature sig = convGemmSignature(s, group, ops, dom, t);
+
+  std::string taps = "C_IN";
+  for (int i = 0; i < sd; ++i) taps += " * K" + sp(i);
+  std::ostringstream k;
+  k << sig.def(name);
+  k << kBody << "# " << nodeList(g, group)
+    << " as implicit GEMM: rows are output positions (batch and\n"
+    << kBody << "# spatial), columns output channels, K runs over input channels x window taps;\n"
+    << kBody
+    << "# the input tile is gathered per K step (out-of-range taps are the zero padding).\n";
+  k << programOrder(t, "M", "C_OUT");
+  k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
+  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
+  k << kBody << "# each row's output position\n" << s.outputCoordinates("rm");
+  k << kBody << "bi = rem\n";
+  k << kBody << "KTOT = " << taps << "\n";
+  k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+  writeConvGemmLoop(k, s, t);
   k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < C_OUT)\n";
   std::vector<std::string> coords = {"bi[:, None]", "rn[None, :]"};
   for (int i = 0; i < sd; ++i) coords.push_back("o" + sp(i) + "[:, None]");

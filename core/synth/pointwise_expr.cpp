@@ -30,15 +30,12 @@ std::string tanhOf(const std::string& x) {
 
 }  // namespace
 
-std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std::string>& a,
-                                         std::string& why) {
-  const std::string& op = n.op;
-  const json& at = n.attrs;
+namespace {
+
+/// One-operand ops whose form needs nothing but the operand.
+std::optional<std::string> plainUnaryExpr(const std::string& op,
+                                          const std::vector<std::string>& a) {
   auto x = [&](std::size_t i) { return "(" + a.at(i) + ")"; };
-  if (a.empty()) {
-    why = op + " without operands";
-    return std::nullopt;
-  }
   if (op == "relu") return "tl.maximum(" + a[0] + ", 0.0)";
   if (op == "sigmoid") return "tl.sigmoid(" + a[0] + ")";
   if (op == "tanh") return tanhOf(a[0]);
@@ -61,6 +58,22 @@ std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std:
     return x(0) + " * tl.minimum(tl.maximum(" + x(0) + " + 3.0, 0.0), 6.0) / 6.0";
   }
   if (op == "hardsigmoid") return "tl.minimum(tl.maximum(" + x(0) + " + 3.0, 0.0), 6.0) / 6.0";
+  return std::nullopt;
+}
+
+bool isAttributedUnary(const std::string& op) {
+  for (const char* name : {"gelu", "leaky_relu", "elu", "softplus", "hardtanh", "clamp", "pow"}) {
+    if (op == name) return true;
+  }
+  return false;
+}
+
+/// One-operand ops shaped by their attributes (slopes, bounds, exponents); nullopt and `why`
+/// where an attribute has no lowering.
+std::optional<std::string> attributedUnaryExpr(const std::string& op, const json& at,
+                                               const std::vector<std::string>& a,
+                                               std::string& why) {
+  auto x = [&](std::size_t i) { return "(" + a.at(i) + ")"; };
   if (op == "gelu") {
     const std::string approx = at.value("approximate", std::string("none"));
     if (approx == "tanh") {
@@ -116,10 +129,14 @@ std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std:
     why = "pow with exponent " + floatLiteral(p);
     return std::nullopt;
   }
-  if (a.size() < 2) {
-    why = op + " needs two operands";
-    return std::nullopt;
-  }
+  why = "no pointwise lowering for " + op;
+  return std::nullopt;
+}
+
+/// Two-operand ops (and batch norm's five).
+std::optional<std::string> binaryExpr(const std::string& op, const json& at,
+                                      const std::vector<std::string>& a, std::string& why) {
+  auto x = [&](std::size_t i) { return "(" + a.at(i) + ")"; };
   if (op == "add" || op == "sub") {
     const double alpha = number(at, "alpha", 1.0);
     const std::string other = alpha == 1.0 ? x(1) : "(" + floatLiteral(alpha) + " * " + x(1) + ")";
@@ -153,6 +170,24 @@ std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std:
   }
   why = "no pointwise lowering for " + op;
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std::string>& a,
+                                         std::string& why) {
+  const std::string& op = n.op;
+  if (a.empty()) {
+    why = op + " without operands";
+    return std::nullopt;
+  }
+  if (auto e = plainUnaryExpr(op, a)) return e;
+  if (isAttributedUnary(op)) return attributedUnaryExpr(op, n.attrs, a, why);
+  if (a.size() < 2) {
+    why = op + " needs two operands";
+    return std::nullopt;
+  }
+  return binaryExpr(op, n.attrs, a, why);
 }
 
 }  // namespace crucible::synth
