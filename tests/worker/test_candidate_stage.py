@@ -5,6 +5,7 @@ interpreter with small tensors.
 All candidates run once, in parallel, in a module fixture; each test reads its candidate's
 facts and files.
 """
+import hashlib
 import json
 import os
 import textwrap
@@ -236,6 +237,28 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         return launch_add(z, torch.zeros_like(x), out, x.numel())
 """,
+    "dynamo_later": """
+import importlib
+import sys
+
+# The harness leaves torch._dynamo unimported (seconds of startup), its dispatch mode's first
+# op included; candidate code that imports it, and seeds through the torch.manual_seed dynamo
+# wraps, is not tampering.
+DYNAMO_BEFORE_LOAD = "torch._dynamo" in sys.modules
+
+
+class ModelNew(nn.Module):
+    imported = False
+
+    def forward(self, x, y):
+        out = torch.empty_like(x)  # an op under the harness's dispatch mode
+        if DYNAMO_BEFORE_LOAD or ("torch._dynamo" in sys.modules and not ModelNew.imported):
+            raise RuntimeError("the harness imported torch._dynamo")
+        importlib.import_module("torch._dynamo")
+        ModelNew.imported = True
+        torch.manual_seed(0)
+        return launch_add(x, y, out, x.numel())
+""",
     "raises": """
 class ModelNew(nn.Module):
     def forward(self, x, y):
@@ -342,6 +365,13 @@ def test_honest_candidate(results):
             assert hashlib.sha256(fh.read()).hexdigest() == digest
 
 
+def test_dynamo_imported_by_the_candidate_is_not_tampering(results):
+    r = _get(results, "dynamo_later")
+    f = r.facts
+    assert [t["ok"] for t in f["trials"]] == [True] * TRIALS, r.describe()
+    assert f["tampering"] == [], r.describe()
+
+
 def test_timed_calls_are_watched_like_checked_ones(results):
     """A candidate that switches to torch once it counts itself into the timing loop, or once
     it sees the Python-level profiler gone, is seen there: its ATen work is recorded below the
@@ -412,12 +442,24 @@ def test_result_files_are_the_harness_alone(results):
     assert fds and fds[0]["category"] == "harness_tampering" and fds[0]["line"] == r.line("MARK-FDS")
     maps = [a for a in f["audit"] if a["event"] == "torch.from_file"]
     assert maps and maps[0]["category"] == "sandbox_violation"
-    # both result files were changed after the harness wrote them: reported and removed
+    # both result files were changed after the harness wrote them. Rewritten through a file
+    # call: seen by the stage (its identity and times moved), reported and removed.
     changed = [t["what"] for t in f["tampering"]]
-    for name in ("actual_0.ctp", "actual_1.ctp"):
-        assert f"result file {name} was changed after the harness wrote it" in changed
-        assert not os.path.exists(os.path.join(r.out_dir, name)) and name not in f["files"]
+    name = "actual_1.ctp"
+    assert f"result file {name} was changed after the harness wrote it" in changed
+    assert not os.path.exists(os.path.join(r.out_dir, name)) and name not in f["files"]
+    # Written through a shared mapping, which need not move the file's times: either seen the
+    # same way, or left for the parent, whose check of every file against the digest the
+    # harness took while writing it cannot miss it.
+    name, path = "actual_0.ctp", os.path.join(r.out_dir, "actual_0.ctp")
+    if f"result file {name} was changed after the harness wrote it" in changed:
+        assert not os.path.exists(path) and name not in f["files"]
+    else:
+        with open(path, "rb") as file:
+            assert hashlib.sha256(file.read()).hexdigest() != f["files"][name]
     assert "actual_repeat.ctp" in f["files"]
+    with open(os.path.join(r.out_dir, "actual_repeat.ctp"), "rb") as file:
+        assert hashlib.sha256(file.read()).hexdigest() == f["files"]["actual_repeat.ctp"]
 
 
 def test_result_channel_is_out_of_reach(results):

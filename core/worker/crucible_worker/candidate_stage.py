@@ -63,19 +63,18 @@ def configure_environment(job):
 def use_triton_shim():
     """Make `import triton` land on Crucible's shim (the opencl backend).
 
-    torch imports triton itself when torch._dynamo/_inductor are first imported (and caches
-    whether it has one); it must see no triton at all, not the shim, which has none of the
-    compiler modules it looks for. So torch is imported with triton blocked, then the block is
-    lifted and the shim goes first on sys.path. Real Triton is never imported."""
+    torch caches whether it has a triton; it must see none at all, not the shim, which has none
+    of the compiler modules it looks for. So torch is imported and asked with triton blocked,
+    then the block is lifted and the shim goes first on sys.path. Real Triton is never
+    imported. (torch._dynamo and inductor import triton's compiler directly: under this backend
+    they are not available to candidate code, and the shim says so when they try.)"""
+    from . import torch_lazy
     for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
         del sys.modules[name]
     sys.modules["triton"] = None  # `import triton` raises ImportError while torch loads
     try:
         import torch  # noqa: F401
-        try:
-            import torch._dynamo  # noqa: F401
-        except Exception:
-            pass
+        torch_lazy.forget_triton()
     finally:
         if sys.modules.get("triton", 0) is None:
             del sys.modules["triton"]
@@ -142,12 +141,10 @@ class _Run:
 class CandidateStage:
     def __init__(self, job, channel):
         import torch  # noqa: F401 (after configure_environment)
-        # torch._dynamo wraps torch.manual_seed when it is first imported, which torch does
-        # lazily: import it now so the identity snapshot sees the final objects.
-        try:
-            import torch._dynamo  # noqa: F401
-        except Exception:
-            pass
+        from . import torch_lazy
+        # torch._dynamo's first import replaces torch.manual_seed: replaced now, without
+        # dynamo's import cost, so the identity snapshot sees the final object.
+        torch_lazy.settle_manual_seed(torch)
         from . import device_lock, guards, loader, timing, turns, value_pack
         self.torch = torch
         self.guards, self.loader, self.timing, self.value_pack = guards, loader, timing, value_pack
@@ -172,6 +169,7 @@ class CandidateStage:
         self.init = None
         self._tampering = {}
         self._written = {}     # value packs written into out_dir: name -> sha256
+        self._written_as = {}  # and their identity and times just after (_file_identity)
         # totals over the train-mode forward calls (trials, alt, repeat) and the eval call
         self._forward_ops = {}
         self._eval_ops = {}
@@ -531,11 +529,12 @@ class CandidateStage:
     def _save(self, name, value):
         """Write a value pack into out_dir; the error fact when the value cannot be written.
 
-        The file's digest is kept: step 11 checks that nobody changed it since."""
+        The file's digest goes to the facts (the parent checks the file against it); its
+        identity and times are kept for step 11, which checks that nobody changed it since."""
         try:
             path = os.path.join(self.out_dir, name)
-            self.value_pack.save(path, value)
-            self._written[name] = _digest(path)
+            self._written[name] = self.value_pack.save(path, value, digest=True)
+            self._written_as[name] = _file_identity(path)
             return None
         except BaseException as exc:
             return {"stage": "output", "message": f"the output cannot be written ({name}): "
@@ -697,14 +696,16 @@ class CandidateStage:
 
     def _check_written_files(self):
         """A result file that changed after the harness wrote it was not written by the
-        harness: report it and remove it, so it cannot be read as the candidate's output."""
-        for name, digest in list(self._written.items()):
+        harness: report it and remove it, so it cannot be read as the candidate's output.
+        Changed means another inode, size, modification or status-change time: any write,
+        replacement or `utime` moves the status-change time, which only the kernel sets."""
+        for name in list(self._written):
             path = os.path.join(self.out_dir, name)
             try:
-                current = _digest(path)
+                current = _file_identity(path)
             except OSError:
                 current = None
-            if current != digest:
+            if current != self._written_as.get(name):
                 self._tampering.setdefault(f"result file {name}", "end")
                 del self._written[name]
                 try:
@@ -1159,13 +1160,9 @@ def _tampering_text(label):
     return f"{label} replaced"
 
 
-def _digest(path):
-    import hashlib
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def _file_identity(path):
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _setattr_line(label, audit):

@@ -157,8 +157,10 @@ def map_tensors(value, fn):
 
 def seed_all(seed, device="cpu"):
     """Seed every generator a KernelBench-style file may draw from: torch (all devices),
-    Python's `random` and NumPy's global state."""
-    torch.manual_seed(seed)
+    Python's `random` and NumPy's global state. Through `torch.random.manual_seed`: the stages
+    may have wrapped `torch.manual_seed` as dynamo does (torch_lazy.py), and the wrapper
+    imports dynamo on its first call."""
+    torch.random.manual_seed(seed)
     if torch.device(device).type == "cuda":
         torch.cuda.manual_seed_all(seed)
     random.seed(seed)

@@ -9,10 +9,15 @@ import contextlib
 import os
 
 import torch
+from torch.utils import flop_counter
 from torch.utils.flop_counter import FlopCounterMode
 
-from . import device_lock, loader, timing, value_pack
+from . import device_lock, loader, timing, torch_lazy, value_pack
 from .loader import UserCodeError
+
+# The counter's dispatch mode would import dynamo (seconds) on its first op (torch_lazy.py).
+if hasattr(flop_counter, "_FlopCounterMode"):
+    torch_lazy.dispatch_mode_without_dynamo(flop_counter._FlopCounterMode)
 
 STAGE = "reference"
 MODULE_NAME = "crucible_reference"

@@ -7,6 +7,7 @@ never pickle: a value pack written by one process can be read by another without
 Also here: the poison pattern the candidate stage writes into tensors it did not initialise,
 and the helpers to find it again.
 """
+import hashlib
 import json
 import math
 import numbers
@@ -123,8 +124,10 @@ def _collect(value, found):
 # Saving
 
 
-def save(path, value):
-    """Write `value` to `path` as a value pack, atomically (a reader never sees half a file)."""
+def save(path, value, digest=False):
+    """Write `value` to `path` as a value pack, atomically (a reader never sees half a file).
+
+    With `digest`, returns the file's SHA-256 (hex), taken from the bytes as they are written."""
     tensors = []
     header = {"value": _encode(value, tensors), "tensors": []}
     offset = 0
@@ -135,7 +138,9 @@ def save(path, value):
                                   "offset": offset, "nbytes": nbytes})
         offset += nbytes
     header_bytes = json.dumps(header, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    _write_atomically(path, header_bytes, tensors, header["tensors"])
+    hasher = hashlib.sha256() if digest else None
+    _write_atomically(path, header_bytes, tensors, header["tensors"], hasher)
+    return hasher.hexdigest() if hasher is not None else None
 
 
 def _aligned(offset):
@@ -206,7 +211,7 @@ def _tensor_bytes(tensor):
     return tensor.reshape(-1).view(torch.uint8).numpy()
 
 
-def _write_atomically(path, header_bytes, tensors, entries):
+def _write_atomically(path, header_bytes, tensors, entries, hasher=None):
     directory = os.path.dirname(os.path.abspath(path))
     fd, temp_path = tempfile.mkstemp(prefix=".ctp-", dir=directory)
     try:
@@ -214,14 +219,20 @@ def _write_atomically(path, header_bytes, tensors, entries):
         # the inputs, so give it the permissions an ordinary file would have.
         os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC)
-            f.write(struct.pack("<Q", len(header_bytes)))
-            f.write(header_bytes)
+
+            def put(data):
+                f.write(data)
+                if hasher is not None:
+                    hasher.update(data)
+
+            put(MAGIC)
+            put(struct.pack("<Q", len(header_bytes)))
+            put(header_bytes)
             data_start = f.tell()
             for tensor, entry in zip(tensors, entries):
-                f.write(b"\0" * (data_start + entry["offset"] - f.tell()))
+                put(b"\0" * (data_start + entry["offset"] - f.tell()))
                 if entry["nbytes"]:
-                    f.write(memoryview(_tensor_bytes(tensor)))
+                    put(memoryview(_tensor_bytes(tensor)))
         os.replace(temp_path, path)
     except BaseException:
         try:

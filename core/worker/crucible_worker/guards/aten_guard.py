@@ -7,7 +7,7 @@ import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import value_pack
+from .. import torch_lazy, value_pack
 from .aten_ops import POISONED_OPS, _is_downcast, op_base, op_class, op_name
 
 class AtenGuard(TorchDispatchMode):
@@ -86,3 +86,5 @@ class AtenGuard(TorchDispatchMode):
                 self.downcasts += 1
 
 
+# Its first op would otherwise import dynamo (seconds) in every candidate (torch_lazy.py).
+torch_lazy.dispatch_mode_without_dynamo(AtenGuard)

@@ -42,7 +42,8 @@ _CRITICAL = [
     "crucible_worker.guards.aten_recorder.AtenRecorder._visit",
     "crucible_worker.guards.aten_recorder.AtenRecorder.forward",
     "crucible_worker.guards.aten_recorder.AtenRecorder.range",
-    "torch.autograd.profiler.record_function", "torch.profiler.profile",
+    "torch.autograd.profiler.record_function", "torch.autograd.profiler.profile",
+    "torch.profiler.profile",
     "torch.autograd._profiler_enabled",
 ]
 
