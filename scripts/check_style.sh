@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The house rules the compiler does not check: clang-format on every C++ file (generated tables
-# excluded) and ruff on the Python code (ruff.toml). scripts/setup.sh --test runs it before the
+# excluded), ruff on the Python code (ruff.toml) and no hand-written function over 120 lines
+# (scripts/long_functions.py). scripts/setup.sh --test runs it before the
 # tests, so CI fails on a format or lint regression; compiler warnings fail the build itself
 # (cmake/warnings.cmake).
 #
@@ -36,5 +37,9 @@ if ! .venv/bin/ruff check --quiet .; then
   echo "check_style: ruff found the Python problems above (ruff.toml says which rules)" >&2
   status=1
 fi
-[ "$status" = 0 ] && echo "check_style: ${#cpp[@]} C++ files formatted, Python lint clean"
+if ! python3 scripts/long_functions.py --max 120; then
+  echo "check_style: split the functions above into steps (CONTRIBUTING.md says how)" >&2
+  status=1
+fi
+[ "$status" = 0 ] && echo "check_style: ${#cpp[@]} C++ files formatted, Python lint clean, no function over 120 lines"
 exit "$status"

@@ -17,6 +17,7 @@
 // bits (a product's error about 2^-16 of its size, against TF32 splitting's 2^-22), which kept
 // the level-2 convolutions within the 1e-4 tolerance at twice TF32's tensor-core rate and half
 // its operand bytes, and is faster than the TF32 split.
+#include <optional>
 #include <sstream>
 
 #include "core/synth/conv_spec.h"
@@ -97,85 +98,109 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
   return h.str();
 }
 
-}  // namespace
+/// What the channels-last lowering of a convolution decides before it writes any text.
+struct ConvClPlan {
+  ConvClPlan(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
+             const HostContext& hostContext)
+      : g(graph),
+        group(fused),
+        index(at),
+        t(tiling),
+        host(hostContext),
+        cv(graph.nodes[fused.nodes.front()]),
+        st(graph, fused) {}
 
-std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const FusionGroup& group,
-                                                      int index, const Tiling& t,
-                                                      const HostContext& host, std::string& why) {
-  const OpNode& cv = g.nodes[group.nodes.front()];
-  const auto spec = convSpec(g, cv, why);
-  if (!spec) return std::nullopt;
-  const ConvSpec& s = *spec;
+  const OpGraph& g;
+  const FusionGroup& group;
+  int index;
+  const Tiling& t;
+  const HostContext& host;
+  const OpNode& cv;
+  GroupState st;
+  std::optional<ConvSpec> spec;
+  bool transposed = false;
+  Split splitKind = Split::None;
+  bool split = false;
+  int sd = 0, rank = 0;  // spatial dims, and the tensors' rank
+  bool twoD = false;
+  std::string dom, name, copy;
+  std::string body;  // the accumulator's statement and the epilogue
+  std::vector<KernelOperand> ops;
+  KernelSignature sig;
+};
+
+/// The convolution's form and the epilogue; false with `why` where this form does not apply.
+bool planConvCl(ConvClPlan& p, std::string& why) {
+  const OpNode& cv = p.cv;
+  p.spec = convSpec(p.g, cv, why);
+  if (!p.spec) return false;
+  const ConvSpec& s = *p.spec;
   if (!s.channelsLastApplies()) {
     why = cv.op +
           ": the channels-last implicit GEMM covers ungrouped convolutions (transposed "
           "ones without dilation)";
-    return std::nullopt;
+    return false;
   }
-  const bool transposed = s.kind == ConvSpec::Kind::Transposed;
+  p.transposed = s.kind == ConvSpec::Kind::Transposed;
   // Split operands only where they are fp32 (half precision products need no split).
-  Split splitKind = Split::None;
-  if (cv.dtype == "float32" && t.precision == kSplitPrecision) splitKind = Split::Tf32;
-  if (cv.dtype == "float32" && t.precision == kBf16SplitPrecision) splitKind = Split::Bf16;
-  const bool split = splitKind != Split::None;
-  const int sd = s.spatial, rank = sd + 2;
-  const bool twoD = sd == 2;
-  const std::string dom = "_dom" + std::to_string(index);
+  if (cv.dtype == "float32" && p.t.precision == kSplitPrecision) p.splitKind = Split::Tf32;
+  if (cv.dtype == "float32" && p.t.precision == kBf16SplitPrecision) p.splitKind = Split::Bf16;
+  p.split = p.splitKind != Split::None;
+  p.sd = s.spatial;
+  p.rank = p.sd + 2;
+  p.twoD = p.sd == 2;
+  p.dom = "_dom" + std::to_string(p.index);
+  p.body = std::string(kBody) + var(cv.name) + " = acc";
+  if (!s.bias.empty()) p.body += " + tl.load(p_bias + rn * bias_s, mask=n_ok, other=0.0)[None, :]";
+  p.body += origin(cv);
+  if (!lowerEpilogue(p.g, p.group, p.st, broadcastView(p.host, p.dom), p.body, why)) return false;
+  p.ops = p.st.operands();
+  p.name = "k" + std::to_string(p.index) + "_conv_gemm_cl";
+  p.copy = "k" + std::to_string(p.index) + "_to_channels_last";
+  return true;
+}
 
-  GroupState st(g, group);
-  std::string body = std::string(kBody) + var(cv.name) + " = acc";
-  if (!s.bias.empty()) body += " + tl.load(p_bias + rn * bias_s, mask=n_ok, other=0.0)[None, :]";
-  body += origin(cv);
-  if (!lowerEpilogue(g, group, st, broadcastView(host, dom), body, why)) return std::nullopt;
-  const auto ops = st.operands();
-  const std::string name = "k" + std::to_string(index) + "_conv_gemm_cl";
-  const std::string copy = "k" + std::to_string(index) + "_to_channels_last";
-
-  KernelSignature sig;
+/// The kernel's parameters and the launch's arguments.
+void signConvCl(ConvClPlan& p) {
+  const ConvSpec& s = *p.spec;
+  KernelSignature& sig = p.sig;
   sig.add("p_x", "_xl");
   sig.add("p_w", "_wl");
-  if (split) {
+  if (p.split) {
     sig.add("p_x_lo", "_xl_lo");
     sig.add("p_w_lo", "_wl_lo");
   }
   if (!s.bias.empty()) sig.add("p_bias", "_bias");
-  sig.addPointers(ops, group.stores, var);
-  sig.add("C_OUT", dom + "[1]");
+  sig.addPointers(p.ops, p.group.stores, var);
+  sig.add("C_OUT", p.dom + "[1]");
   sig.add("C_IN", "_x.shape[1]");
-  if (twoD) {
-    sig.add("Oh", dom + "[2]");
+  if (p.twoD) {
+    sig.add("Oh", p.dom + "[2]");
     sig.add("Ih", "_x.shape[2]");
   }
-  sig.add("Ow", dom + "[" + std::to_string(rank - 1) + "]");
-  sig.add("Iw", "_x.shape[" + std::to_string(rank - 1) + "]");
+  sig.add("Ow", p.dom + "[" + std::to_string(p.rank - 1) + "]");
+  sig.add("Iw", "_x.shape[" + std::to_string(p.rank - 1) + "]");
   if (!s.bias.empty()) sig.add("bias_s", "_bias.stride(0)");
-  sig.addStrides(ops, rank);
-  sig.addOutputStrides(group.stores, rank);
+  sig.addStrides(p.ops, p.rank);
+  sig.addOutputStrides(p.group.stores, p.rank);
   sig.constexprs(s.constantNames());
   sig.constexprs({"ROWS", "BLOCK_W", "BLOCK_N", "BLOCK_K"});
+}
 
-  const std::string b2 = std::string(kBody) + kBody;
+/// A transposed convolution's output positions along axis `a`: every S-th one of its class,
+/// `index` counting them, and q<a>, the input position of the class's first tap.
+std::string classAxis(const std::string& a, const std::string& index, const std::string& of) {
+  const std::string o = "o" + a, S = "S" + a, P = "P" + a, c = "c" + a;
+  return std::string(kBody) + c + " = " + of + "\n" + kBody + o + " = (" + c + " + " + S + " - " +
+         P + " % " + S + ") % " + S + " + (" + index + ") * " + S + "\n" + kBody + "q" + a +
+         " = (" + o + " + " + P + " - " + c + ") // " + S + "\n";
+}
+
+/// The program's tile: its image, output positions and output channels.
+std::string convClTile(const ConvClPlan& p) {
+  const bool twoD = p.twoD, transposed = p.transposed;
   std::ostringstream k;
-  k << channelsLastKernel(copy, sd, splitKind);
-  k << sig.def(name);
-  k << kBody << "# " << nodeList(g, group)
-    << " as implicit GEMM over channels-last copies: rows are\n"
-    << kBody << "# ROWS x BLOCK_W output positions of one image, columns output channels, K runs\n"
-    << kBody << "# over (tap, input channel block); out-of-range taps are the zero padding.\n";
-  if (transposed) {
-    k << kBody << "# Transposed: output o takes input (o + P - k) / S through tap k only where S\n"
-      << kBody << "# divides o + P - k, so a program takes the positions of one class c = (o + P)\n"
-      << kBody << "# mod S (grid axis 2), whose taps are exactly c, c + S, c + 2S, ...\n";
-  }
   k << kBody << "pid_m = tl.program_id(0)\n" << kBody << "pid_n = tl.program_id(1)\n";
-  // A transposed convolution's output positions along axis `a`: every S-th one of its class,
-  // `index` counting them, and q<a>, the input position of the class's first tap.
-  auto classAxis = [&](const std::string& a, const std::string& index, const std::string& of) {
-    const std::string o = "o" + a, S = "S" + a, P = "P" + a, c = "c" + a;
-    return std::string(kBody) + c + " = " + of + "\n" + kBody + o + " = (" + c + " + " + S + " - " +
-           P + " % " + S + ") % " + S + " + (" + index + ") * " + S + "\n" + kBody + "q" + a +
-           " = (" + o + " + " + P + " - " + c + ") // " + S + "\n";
-  };
   const std::string perW = transposed ? "tl.cdiv(Ow, Sw)" : "Ow";
   const std::string perH = transposed ? "tl.cdiv(Oh, Sh)" : "Oh";
   k << kBody << "tiles_w = tl.cdiv(" << perW << ", BLOCK_W)\n";
@@ -201,11 +226,16 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
   k << kBody << (twoD ? "m_ok = (oh < Oh) & (ow < Ow)\n" : "m_ok = ow < Ow\n");
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
   k << kBody << "n_ok = rn < C_OUT\n";
-  k << kBody << "# the channels-last input is (B, " << (twoD ? "Ih, Iw" : "Iw")
-    << ", C_IN), the weight (C_OUT, " << (twoD ? "Kh, Kw" : "Kw") << ", C_IN)\n";
-  k << kBody << "CB = tl.cdiv(C_IN, BLOCK_K)\n";
-  k << kBody << "acc = tl.zeros((ROWS * BLOCK_W, BLOCK_N), dtype=tl.float32)\n";
-  if (transposed) {
+  return k.str();
+}
+
+/// The K loop over (tap, input channel block): the tap's input positions, both tiles, their
+/// product.
+std::string convClKLoop(const ConvClPlan& p) {
+  const bool twoD = p.twoD;
+  const std::string b2 = std::string(kBody) + kBody;
+  std::ostringstream k;
+  if (p.transposed) {
     k << kBody << "TW = tl.cdiv(Kw - cw, Sw)  # the class's taps along each axis\n";
     if (twoD) k << kBody << "TH = tl.cdiv(Kh - ch, Sh)\n";
     k << kBody << "for step in range(0, " << (twoD ? "TH * TW" : "TW") << " * CB):\n";
@@ -243,11 +273,11 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n"
     << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
     << b2 << "b_tile = tl.load(p_w + b_at, mask=b_ok, other=0.0)\n";
-  if (split) {
+  if (p.split) {
     // bfloat16 parts go to tl.dot as they are; fp32 ones as TF32, which they hold exactly.
     const std::string how =
-        splitKind == Split::Tf32 ? std::string(", input_precision=\"tf32\")") : ")";
-    k << b2 << "# " << (splitKind == Split::Tf32 ? "tf32x3" : "bf16x3")
+        p.splitKind == Split::Tf32 ? std::string(", input_precision=\"tf32\")") : ")";
+    k << b2 << "# " << (p.splitKind == Split::Tf32 ? "tf32x3" : "bf16x3")
       << "'s products over the split copies: the two small ones, then hi x hi\n"
       << b2 << "a_lo = tl.load(p_x_lo + a_at, mask=a_ok, other=0.0)\n"
       << b2 << "b_lo = tl.load(p_w_lo + b_at, mask=b_ok, other=0.0)\n"
@@ -255,19 +285,50 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
       << b2 << "acc = tl.dot(a_tile, b_lo, acc" << how << "\n"
       << b2 << "acc = tl.dot(a_tile, b_tile, acc" << how << "\n";
   } else {
-    k << b2 << "acc += " << dotCall(t) << "\n";
+    k << b2 << "acc += " << dotCall(p.t) << "\n";
   }
+  return k.str();
+}
+
+std::string convClKernel(const ConvClPlan& p) {
+  const bool twoD = p.twoD;
+  std::ostringstream k;
+  k << channelsLastKernel(p.copy, p.sd, p.splitKind);
+  k << p.sig.def(p.name);
+  k << kBody << "# " << nodeList(p.g, p.group)
+    << " as implicit GEMM over channels-last copies: rows are\n"
+    << kBody << "# ROWS x BLOCK_W output positions of one image, columns output channels, K runs\n"
+    << kBody << "# over (tap, input channel block); out-of-range taps are the zero padding.\n";
+  if (p.transposed) {
+    k << kBody << "# Transposed: output o takes input (o + P - k) / S through tap k only where S\n"
+      << kBody << "# divides o + P - k, so a program takes the positions of one class c = (o + P)\n"
+      << kBody << "# mod S (grid axis 2), whose taps are exactly c, c + S, c + 2S, ...\n";
+  }
+  k << convClTile(p);
+  k << kBody << "# the channels-last input is (B, " << (twoD ? "Ih, Iw" : "Iw")
+    << ", C_IN), the weight (C_OUT, " << (twoD ? "Kh, Kw" : "Kw") << ", C_IN)\n";
+  k << kBody << "CB = tl.cdiv(C_IN, BLOCK_K)\n";
+  k << kBody << "acc = tl.zeros((ROWS * BLOCK_W, BLOCK_N), dtype=tl.float32)\n";
+  k << convClKLoop(p);
   k << kBody << "mask = m_ok[:, None] & n_ok[None, :]\n";
   std::vector<std::string> coords = {"bi", "rn[None, :]"};
   if (twoD) coords.push_back("oh[:, None]");
   coords.push_back("ow[:, None]");
-  k << loadOperands(g, ops, coords, "mask");
-  k << body;
-  k << storeOutputs(group.stores, coords, "mask");
+  k << loadOperands(p.g, p.ops, coords, "mask");
+  k << p.body;
+  k << storeOutputs(p.group.stores, coords, "mask");
+  return k.str();
+}
 
+std::string convClHost(const ConvClPlan& p) {
+  const ConvSpec& s = *p.spec;
+  const Tiling& t = p.t;
+  const HostContext& host = p.host;
+  const std::string& dom = p.dom;
+  const bool twoD = p.twoD, transposed = p.transposed;
   const int blockW = t.blockM;  // the host narrows it to the output's width
-  const std::string last = dom + "[" + std::to_string(rank - 1) + "]";
-  const std::string sw = std::to_string(s.stride[sd - 1]);
+  const std::string last = dom + "[" + std::to_string(p.rank - 1) + "]";
+  const std::string sw = std::to_string(s.stride[p.sd - 1]);
   const std::string widthPerTile = transposed ? "triton.cdiv(" + last + ", " + sw + ")" : last;
   std::string heightPerTile;
   if (twoD) {
@@ -275,17 +336,17 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
                                : dom + "[2]";
   }
   std::ostringstream h;
-  h << kHost << "# group " << index << ": " << nodeList(g, group)
+  h << kHost << "# group " << p.index << ": " << nodeList(p.g, p.group)
     << " (implicit GEMM over channels-last copies)\n";
-  h << kHost << dom << " = " << host.shape(cv.shape, cv.altShape) << "\n";
+  h << kHost << dom << " = " << host.shape(p.cv.shape, p.cv.altShape) << "\n";
   h << kHost << "_x = " << host.value(s.input) << "\n";
   // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
   h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
-  h << channelsLastCopy(copy, "_x", "_xl", split ? "_xl_lo" : "", sd, splitKind);
-  h << channelsLastCopy(copy, "_w", "_wl", split ? "_wl_lo" : "", sd, splitKind);
-  for (const auto& out : group.stores) h << allocate(g, out, host);
-  h << bindOperands(ops);
+  h << channelsLastCopy(p.copy, "_x", "_xl", p.split ? "_xl_lo" : "", p.sd, p.splitKind);
+  h << channelsLastCopy(p.copy, "_w", "_wl", p.split ? "_wl_lo" : "", p.sd, p.splitKind);
+  for (const auto& out : p.group.stores) h << allocate(p.g, out, host);
+  h << bindOperands(p.ops);
   h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"
     << (transposed ? ", of one stride class" : "") << "\n";
   h << kHost << "_bw = min(max(triton.next_power_of_2(" << widthPerTile << "), 16), " << blockW
@@ -301,13 +362,24 @@ std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const Fu
     << widthPerTile << ", _bw), triton.cdiv(" << dom << "[1], " << t.blockN << ")"
     << (transposed ? ", " + std::to_string(classes) : "") << ")\n";
   // shared memory per element of both tiles: two bfloat16 parts, two fp32 parts, or one value
-  const int elementBytes = splitKind == Split::Bf16   ? 4
-                           : splitKind == Split::Tf32 ? 8
-                                                      : dtypeBytes(cv.dtype);
-  h << kHost << name << "[_grid](" << join(sig.args, ", ") << ", " << s.launchConstants()
+  const int elementBytes = p.splitKind == Split::Bf16   ? 4
+                           : p.splitKind == Split::Tf32 ? 8
+                                                        : dtypeBytes(p.cv.dtype);
+  h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << ", " << s.launchConstants()
     << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk"
     << pipelinedLaunchOptions(t, elementBytes, "_x.device") << ")\n";
-  return LoweredGroup{k.str(), h.str(),
+  return h.str();
+}
+
+}  // namespace
+
+std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const FusionGroup& group,
+                                                      int index, const Tiling& t,
+                                                      const HostContext& host, std::string& why) {
+  ConvClPlan p(g, group, index, t, host);
+  if (!planConvCl(p, why)) return std::nullopt;
+  signConvCl(p);
+  return LoweredGroup{convClKernel(p), convClHost(p),
                       "group " + std::to_string(index) + " conv [" + nodeList(g, group) +
                           "]: implicit GEMM through tl.dot over channels-last copies, epilogue "
                           "fused, " +

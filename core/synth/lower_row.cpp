@@ -109,43 +109,74 @@ std::string unsqueezeReduced(const RowReduction& r) {
   return s;
 }
 
-}  // namespace
+/// One row group's lowering: the body from the group's nodes, then the kernels (whole rows in
+/// registers, or a split norm's two passes over long rows) and the host lines.
+class RowLowering {
+ public:
+  RowLowering(const OpGraph& g, const FusionGroup& group, int index, const Tiling& t,
+              const HostContext& host)
+      : g_(g),
+        group_(group),
+        index_(index),
+        t_(t),
+        host_(host),
+        st_(g, group),
+        rank_(static_cast<int>(group.domain.size())),
+        layout_(rank_, group.reduce),
+        dom_("_dom" + std::to_string(index)),
+        name_("k" + std::to_string(index) + "_row"),
+        stats_("_stats" + std::to_string(index)) {}
 
-std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group, int index,
-                                     const Tiling& t, const HostContext& host, std::string& why) {
-  GroupState st(g, group);
-  const int rank = static_cast<int>(group.domain.size());
-  const RowLayout layout(rank, group.reduce);
-  const std::string dom = "_dom" + std::to_string(index);
-  // The domain's shape on the alternative batch: the first node whose shape is the domain.
-  std::optional<Shape> domAlt;
-  for (int ni : group.nodes) {
-    const OpNode& n = g.nodes[ni];
-    if (n.shape == group.domain) domAlt = n.altShape;
-    if (!n.inputs.empty() && n.inputs[0].isRef() &&
-        shapeOfValue(g, n.inputs[0].ref) == group.domain && !domAlt) {
-      domAlt = altShapeOfValue(g, n.inputs[0].ref);
+  std::optional<LoweredGroup> lower(std::string& why) {
+    if (!buildBody(why)) return std::nullopt;
+    ops_ = st_.operands();
+    planColumns();
+    looped_ = wantsParts();
+    for (int d : group_.reduce.dims) what_ += (what_.empty() ? "" : ", ") + std::to_string(d);
+    if (layout_.split >= 0) {
+      what_ += " and dim " + std::to_string(layout_.split) + " in " +
+               std::to_string(layout_.parts) + " groups";
     }
+    // Built once for the kernels' parameters and the launches' arguments. A split norm's first
+    // kernel takes only what its statistics read.
+    statsSig_ = looped_ ? signature(before_ + norm_->input, false, true) : KernelSignature{};
+    mainSig_ = signature("", true, looped_);
+    const std::string kernels = looped_ ? partKernels() : wholeRowKernel();
+    return LoweredGroup{
+        kernels, hostLines(),
+        "group " + std::to_string(index_) + " row program [" + nodeList(g_, group_) +
+            "] over dim " + what_ +
+            (looped_ ? ": long rows cut into parts, partial statistics then the output, warps="
+                     : ": whole rows in registers, ROWS=" + std::to_string(t_.rows) + ", warps=") +
+            std::to_string(t_.warps)};
   }
 
-  std::map<std::string, bool> rowValue;  // value -> one per row ([ROWS, 1])
-  auto isRow = [&](const std::string& name) {
-    auto it = rowValue.find(name);
-    return it != rowValue.end() && it->second;
-  };
-  std::string body;
-  // The same body in pieces for the looped form: pointwise lines before and after one norm.
-  std::string before, after;
-  std::optional<NormParts> norm;
-  std::string normValue;
-  int rowOps = 0;
-  bool rowSpacePointwise = false;
-  for (int ni : group.nodes) {
-    const OpNode& n = g.nodes[ni];
-    const bool rowNode = n.shape != group.domain;
+ private:
+  bool isRow(const std::string& name) const {
+    auto it = rowValue_.find(name);
+    return it != rowValue_.end() && it->second;
+  }
+
+  /// The domain's shape on the alternative batch: the first node whose shape is the domain.
+  std::optional<Shape> domainAlt() const {
+    std::optional<Shape> domAlt;
+    for (int ni : group_.nodes) {
+      const OpNode& n = g_.nodes[ni];
+      if (n.shape == group_.domain) domAlt = n.altShape;
+      if (!n.inputs.empty() && n.inputs[0].isRef() &&
+          shapeOfValue(g_, n.inputs[0].ref) == group_.domain && !domAlt) {
+        domAlt = altShapeOfValue(g_, n.inputs[0].ref);
+      }
+    }
+    return domAlt;
+  }
+
+  /// The kernel variables of node `n`'s operands, registered in st_. Row-space ones are
+  /// expanded to the node's shape (then given back the reduced dims when the node dropped
+  /// them) before the domain; full-space ones straight to the domain.
+  std::optional<std::vector<std::string>> operandsOf(const OpNode& n, std::string& why) {
+    const bool rowNode = n.shape != group_.domain;
     const bool pointwise = opKind(n) == OpKind::Pointwise;
-    // Operands: row-space ones are expanded to the node's shape (then given back the reduced
-    // dims when the node dropped them) before the domain; full-space ones straight to the domain.
     std::vector<std::string> args;
     for (std::size_t k = 0; k < n.inputs.size(); ++k) {
       const Operand& in = n.inputs[k];
@@ -156,187 +187,206 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
         continue;
       }
       std::string view;
-      if (in.isRef() && !st.inside(in.ref)) {
+      if (in.isRef() && !st_.inside(in.ref)) {
         if (inRow) {
-          const bool dropped = n.shape.size() < group.domain.size();
-          view = host.value(in.ref) + ".expand(" + host.shape(n.shape, n.altShape) + ")" +
-                 (dropped ? unsqueezeReduced(group.reduce) : "") + ".expand(" + dom + ")";
+          const bool dropped = n.shape.size() < group_.domain.size();
+          view = host_.value(in.ref) + ".expand(" + host_.shape(n.shape, n.altShape) + ")" +
+                 (dropped ? unsqueezeReduced(group_.reduce) : "") + ".expand(" + dom_ + ")";
         } else if (!pointwise && rowOpChannelOperand(n, k)) {
-          view = channelView(host, in.ref, rank, dom);
+          view = channelView(host_, in.ref, rank_, dom_);
         } else {
-          view = broadcastTo(host, in.ref, dom);
+          view = broadcastTo(host_, in.ref, dom_);
         }
       }
-      args.push_back(st.operand(in, inRow, view));
-      if (in.isRef() && st.inside(in.ref) && isRow(in.ref) && !pointwise && !target) {
+      args.push_back(st_.operand(in, inRow, view));
+      if (in.isRef() && st_.inside(in.ref) && isRow(in.ref) && !pointwise && !target) {
         why = n.op + " of a value that is already reduced";
         return std::nullopt;
       }
     }
-    rowValue[n.name] = rowNode;
-    if (pointwise) {
-      auto e = pointwiseExpr(n, args, why);
-      if (!e) return std::nullopt;
-      body += statement(n, *e);
-      (rowOps == 0 ? before : after) += statement(n, *e);
-      rowSpacePointwise = rowSpacePointwise || rowNode;
-      continue;
-    }
-    auto lines = rowOpLines(n, args, why);
-    if (!lines) return std::nullopt;
-    body += *lines;
-    if (++rowOps == 1) {
-      norm = normParts(n, args);
-      normValue = var(n.name);
-    }
+    return args;
   }
 
-  const auto ops = st.operands();
-  const std::string name = "k" + std::to_string(index) + "_row";
-  // A row over several dims reaches each element through per-element divisions by the extents
-  // (the column's coordinates), which makes a statistics pass clearly slower than the same pass
-  // over one run of addresses (scripts/row_index_study.py; figures in docs/PERFORMANCE.md). So
-  // where a view's offsets along the row's dims form one run, which the host checks (`_flat`,
-  // passed as a constexpr per view), its addresses are `cols` times the last dim's stride.
-  const bool flatColumns = layout.colDims.size() > 1;
-  auto flatFlag = [](const std::string& p) { return "FLAT_" + p + ": tl.constexpr"; };
-  std::vector<std::string> colExtents;
-  for (int d : layout.colDims) colExtents.push_back(layout.colExtent(d, dom));
-  std::string colDimList;
-  for (int d : layout.colDims) colDimList += std::to_string(d) + ", ";
-  auto flatTest = [&](const std::string& view) {
-    return "_flat(" + view + ".stride(), (" + colDimList + "), (" + join(colExtents, ", ") + ", ))";
-  };
-  const std::string stats = "_stats" + std::to_string(index);  // split norms' partial statistics
-  // The kernel's parameters: the operands `code` names (all when empty), the stores when asked,
-  // then the extents; `split`: the two kernels of a split norm, which also take the statistics.
-  auto signature = [&](const std::string& code, bool withStores, bool split) {
+  /// The group's statements, whole (body_) and around its first row op (before_, after_).
+  bool buildBody(std::string& why) {
+    for (int ni : group_.nodes) {
+      const OpNode& n = g_.nodes[ni];
+      const bool rowNode = n.shape != group_.domain;
+      auto args = operandsOf(n, why);
+      if (!args) return false;
+      rowValue_[n.name] = rowNode;
+      if (opKind(n) == OpKind::Pointwise) {
+        auto e = pointwiseExpr(n, *args, why);
+        if (!e) return false;
+        body_ += statement(n, *e);
+        (rowOps_ == 0 ? before_ : after_) += statement(n, *e);
+        rowSpacePointwise_ = rowSpacePointwise_ || rowNode;
+        continue;
+      }
+      auto lines = rowOpLines(n, *args, why);
+      if (!lines) return false;
+      body_ += *lines;
+      if (++rowOps_ == 1) {
+        norm_ = normParts(n, *args);
+        normValue_ = var(n.name);
+      }
+    }
+    return true;
+  }
+
+  /// A row over several dims reaches each element through per-element divisions by the
+  /// extents (the column's coordinates), which makes a statistics pass clearly slower than the
+  /// same pass over one run of addresses (scripts/row_index_study.py; figures in
+  /// docs/PERFORMANCE.md). So where a view's offsets along the row's dims form one run, which
+  /// the host checks (`_flat`, passed as a constexpr per view), its addresses are `cols` times
+  /// the last dim's stride.
+  void planColumns() {
+    flatColumns_ = layout_.colDims.size() > 1;
+    for (int d : layout_.colDims) colExtents_.push_back(layout_.colExtent(d, dom_));
+    for (int d : layout_.colDims) colDimList_ += std::to_string(d) + ", ";
+  }
+
+  static std::string flatFlag(const std::string& p) { return "FLAT_" + p + ": tl.constexpr"; }
+
+  std::string flatTest(const std::string& view) const {
+    return "_flat(" + view + ".stride(), (" + colDimList_ + "), (" + join(colExtents_, ", ") +
+           ", ))";
+  }
+
+  /// Rows longer than a program can hold in registers, for a group whose one row op is a norm
+  /// (at --scale 4, batch norm over 128 x 48 x 48 positions per channel): each row is cut into
+  /// parts that many programs walk in chunks, first for partial statistics, then to normalise.
+  /// Few long rows would otherwise leave most of a GPU idle.
+  bool wantsParts() const {
+    std::int64_t rowLength = 1;
+    for (int d : layout_.colDims)
+      rowLength *= d == layout_.split ? group_.domain[d] / layout_.parts : group_.domain[d];
+    bool looped = rowOps_ == 1 && norm_ && !rowSpacePointwise_ && rowLength > kWholeRowLimit;
+    for (const auto& o : ops_) looped = looped && !o.rowSpace;
+    for (const auto& s : group_.stores) looped = looped && !isRow(s);
+    return looped;
+  }
+
+  /// The kernel's parameters: the operands `code` names (all when empty), the stores when
+  /// asked, then the extents; `split`: the two kernels of a split norm, which also take the
+  /// statistics.
+  KernelSignature signature(const std::string& code, bool withStores, bool split) const {
     KernelSignature sig;
-    for (const auto& o : ops) {
+    for (const auto& o : ops_) {
       if (!code.empty() && !namesVariable(code, o.arg)) continue;
       sig.add("p_" + o.arg, "_" + o.arg);
-      for (int i = 0; i < rank; ++i) sig.params.push_back(o.arg + "_s" + std::to_string(i));
+      for (int i = 0; i < rank_; ++i) sig.params.push_back(o.arg + "_s" + std::to_string(i));
       sig.args.push_back("*_" + o.arg + ".stride()");
-      if (flatColumns && !o.rowSpace) sig.add(flatFlag(o.arg), flatTest("_" + o.arg));
+      if (flatColumns_ && !o.rowSpace) sig.add(flatFlag(o.arg), flatTest("_" + o.arg));
     }
-    for (const auto& s : withStores ? group.stores : std::vector<std::string>{}) {
+    for (const auto& s : withStores ? group_.stores : std::vector<std::string>{}) {
       sig.add("out_" + s, var(s));
-      for (int i = 0; i < rank; ++i) sig.params.push_back("out_" + s + "_s" + std::to_string(i));
-      const bool dropped = shapeOfValue(g, s).size() < group.domain.size();
-      const std::string view = var(s) + (dropped ? unsqueezeReduced(group.reduce) : "");
+      for (int i = 0; i < rank_; ++i) sig.params.push_back("out_" + s + "_s" + std::to_string(i));
+      const bool dropped = shapeOfValue(g_, s).size() < group_.domain.size();
+      const std::string view = var(s) + (dropped ? unsqueezeReduced(group_.reduce) : "");
       sig.args.push_back("*" + view + ".stride()");
-      if (flatColumns && !isRow(s)) sig.add(flatFlag("out_" + s), flatTest(view));
+      if (flatColumns_ && !isRow(s)) sig.add(flatFlag("out_" + s), flatTest(view));
     }
-    if (split) sig.add("p_stats", stats);
+    if (split) sig.add("p_stats", stats_);
     if (!split) sig.add("n_rows", "_rows");  // a split row's program count is exact
     sig.add("R", "_R");
     // Extents the coordinates need: every row dim but the first (which takes the remainder),
     // every column dim but the first, and the split dim's group size.
-    for (std::size_t i = 1; i < layout.rowDims.size(); ++i) {
-      const int d = layout.rowDims[i];
-      sig.add("rs" + std::to_string(d), layout.rowExtent(d, dom));
+    for (std::size_t i = 1; i < layout_.rowDims.size(); ++i) {
+      const int d = layout_.rowDims[i];
+      sig.add("rs" + std::to_string(d), layout_.rowExtent(d, dom_));
     }
-    for (std::size_t i = 0; i < layout.colDims.size(); ++i) {
-      const int d = layout.colDims[i];
-      if (i > 0 || d == layout.split) sig.add("cs" + std::to_string(d), layout.colExtent(d, dom));
+    for (std::size_t i = 0; i < layout_.colDims.size(); ++i) {
+      const int d = layout_.colDims[i];
+      if (i > 0 || d == layout_.split)
+        sig.add("cs" + std::to_string(d), layout_.colExtent(d, dom_));
     }
     if (split) {
       sig.add("SPLITS", "_splits");
       sig.add("SPAN", "_span");
     }
     return sig;
-  };
+  }
 
-  auto address = [&](const std::string& p, bool rowOnly, const std::string& pointer) {
+  bool kept(int d) const {
+    return std::find(layout_.keptDims.begin(), layout_.keptDims.end(), d) != layout_.keptDims.end();
+  }
+
+  /// The address of `p`'s element at the current position (its row's only, `rowOnly`).
+  std::string address(const std::string& p, bool rowOnly, const std::string& pointer) const {
     std::vector<std::string> terms = {pointer};
-    if (flatColumns && !rowOnly) {
+    if (flatColumns_ && !rowOnly) {
       // the row's own dims, then the columns: one run of addresses, or coordinate by coordinate
       std::vector<std::string> cols;
-      for (int d = 0; d < rank; ++d) {
+      for (int d = 0; d < rank_; ++d) {
         const std::string s = p + "_s" + std::to_string(d);
-        if (d == layout.split)
+        if (d == layout_.split)
           terms.push_back("r" + std::to_string(d) + " * cs" + std::to_string(d) + " * " + s);
-        else if (std::find(layout.keptDims.begin(), layout.keptDims.end(), d) !=
-                 layout.keptDims.end())
+        else if (kept(d))
           terms.push_back("r" + std::to_string(d) + " * " + s);
-        if (std::find(layout.colDims.begin(), layout.colDims.end(), d) != layout.colDims.end())
+        if (std::find(layout_.colDims.begin(), layout_.colDims.end(), d) != layout_.colDims.end())
           cols.push_back("k" + std::to_string(d) + " * " + s);
       }
-      terms.push_back("(cols * " + p + "_s" + std::to_string(layout.colDims.back()) + " if FLAT_" +
+      terms.push_back("(cols * " + p + "_s" + std::to_string(layout_.colDims.back()) + " if FLAT_" +
                       p + " else " + join(cols, " + ") + ")");
       return join(terms, " + ");
     }
-    for (int d = 0; d < rank; ++d) {
-      const bool col =
-          std::find(layout.keptDims.begin(), layout.keptDims.end(), d) == layout.keptDims.end();
-      if (rowOnly && col) continue;
-      terms.push_back(layout.coord(d) + " * " + p + "_s" + std::to_string(d));
+    for (int d = 0; d < rank_; ++d) {
+      if (rowOnly && !kept(d)) continue;
+      terms.push_back(layout_.coord(d) + " * " + p + "_s" + std::to_string(d));
     }
     return join(terms, " + ");
-  };
-  // Rows longer than a program can hold in registers, for a group whose one row op is a norm (at
-  // --scale 4, batch norm over 128 x 48 x 48 positions per channel): each row is cut into parts
-  // that many programs walk in chunks, first for partial statistics, then to normalise. Few long
-  // rows would otherwise leave most of a GPU idle.
-  std::int64_t rowLength = 1;
-  for (int d : layout.colDims)
-    rowLength *= d == layout.split ? group.domain[d] / layout.parts : group.domain[d];
-  bool looped = rowOps == 1 && norm && !rowSpacePointwise && rowLength > kWholeRowLimit;
-  for (const auto& o : ops) looped = looped && !o.rowSpace;
-  for (const auto& s : group.stores) looped = looped && !isRow(s);
-
-  std::string what;
-  for (int d : group.reduce.dims) what += (what.empty() ? "" : ", ") + std::to_string(d);
-  if (layout.split >= 0) {
-    what += " and dim " + std::to_string(layout.split) + " in " + std::to_string(layout.parts) +
-            " groups";
   }
-  // Built once for the kernels' parameters and the launches' arguments. A split norm's first
-  // kernel takes only what its statistics read.
-  const KernelSignature statsSig =
-      looped ? signature(before + norm->input, false, true) : KernelSignature{};
-  const KernelSignature mainSig = signature("", true, looped);
-  std::ostringstream k;
-  // The loads of the operands `code` names (all of them when `code` is empty).
-  auto loadsFor = [&](const std::string& code) {
+
+  /// The loads of the operands `code` names (all of them when `code` is empty).
+  std::string loadsFor(const std::string& code) const {
     std::string lines;
-    for (const auto& o : ops) {
+    for (const auto& o : ops_) {
       if (!code.empty() && !namesVariable(code, o.arg)) continue;
-      const std::string dtype = dtypeOf(g, o.value);
+      const std::string dtype = dtypeOf(g_, o.value);
       lines += std::string(kBody) + o.arg + " = tl.load(" +
                address(o.arg, o.rowSpace, "p_" + o.arg) +
                ", mask=" + (o.rowSpace ? "rmask" : "fmask") +
                ", other=" + (isFloat(dtype) ? "0.0" : "0") + ")" + widen(dtype) + "\n";
     }
     return lines;
-  };
-  std::string stores;
-  for (const auto& s : group.stores) {
-    const bool rowOnly = isRow(s);
-    stores += std::string(kBody) + "tl.store(" + address("out_" + s, rowOnly, "out_" + s) + ", " +
-              var(s) + ", mask=" + (rowOnly ? "rmask" : "fmask") + ")\n";
   }
-  const std::string columns = std::string(kBody) +
-                              "# the column's coordinates in the dimensions a row runs over\n" +
-                              coordinatesOf("cols", layout.colDims, "k", "cs");
-  const std::string rowCoordinates =
-      layout.rowDims.empty()
-          ? std::string()
-          : std::string(kBody) +
-                "# the row's coordinates in the dimensions that tell rows apart\n" +
-                coordinatesOf("rows", layout.rowDims, "r", "rs");
-  if (looped) {
-    const std::string& v = normValue;
-    const std::string& x = norm->input;
-    // One program per part: its row, then a walk over the part's SPAN columns in chunks (1-D).
-    auto part = [&](const std::string& inner) {
-      const std::string work = before + inner;
-      const std::string chunk = std::string(kBody) + "cols = start + c0 + tl.arange(0, BLOCK_R)\n" +
-                                kBody + "fmask = cols < R\n" + columns + loadsFor(work) + work;
-      return std::string(kBody) + "rows = tl.program_id(0) // SPLITS\n" + rowCoordinates + kBody +
-             "start = (tl.program_id(0) % SPLITS) * SPAN\n" + kBody +
-             "for c0 in range(0, SPAN, BLOCK_R):\n" + indented(chunk);
-    };
+
+  std::string stores() const {
+    std::string lines;
+    for (const auto& s : group_.stores) {
+      const bool rowOnly = isRow(s);
+      lines += std::string(kBody) + "tl.store(" + address("out_" + s, rowOnly, "out_" + s) + ", " +
+               var(s) + ", mask=" + (rowOnly ? "rmask" : "fmask") + ")\n";
+    }
+    return lines;
+  }
+
+  std::string columns() const {
+    return std::string(kBody) + "# the column's coordinates in the dimensions a row runs over\n" +
+           coordinatesOf("cols", layout_.colDims, "k", "cs");
+  }
+
+  std::string rowCoordinates() const {
+    if (layout_.rowDims.empty()) return {};
+    return std::string(kBody) + "# the row's coordinates in the dimensions that tell rows apart\n" +
+           coordinatesOf("rows", layout_.rowDims, "r", "rs");
+  }
+
+  /// One program per part: its row, then a walk over the part's SPAN columns in chunks (1-D).
+  std::string part(const std::string& inner) const {
+    const std::string work = before_ + inner;
+    const std::string chunk = std::string(kBody) + "cols = start + c0 + tl.arange(0, BLOCK_R)\n" +
+                              kBody + "fmask = cols < R\n" + columns() + loadsFor(work) + work;
+    return std::string(kBody) + "rows = tl.program_id(0) // SPLITS\n" + rowCoordinates() + kBody +
+           "start = (tl.program_id(0) % SPLITS) * SPAN\n" + kBody +
+           "for c0 in range(0, SPAN, BLOCK_R):\n" + indented(chunk);
+  }
+
+  /// A split norm's two kernels: partial statistics per part, then the output.
+  std::string partKernels() const {
+    const std::string& v = normValue_;
+    const std::string& x = norm_->input;
     // Each chunk's count, mean and squared deviations around that mean, merged into the part's
     // running ones by Chan, Golub and LeVeque's pairwise formula: no division per element, and
     // no sum of squares whose difference would cancel when the mean is large.
@@ -348,10 +398,11 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
         "delta = chunk_mean - mean\n" + kBody + "mean += delta * (chunk_n / total)\n" + kBody +
         "m2 += tl.sum(chunk_d * chunk_d, axis=0) + delta * delta * (n * chunk_n / total)\n" +
         kBody + "n = total\n";
-    KernelSignature statsDef = statsSig;
+    std::ostringstream k;
+    KernelSignature statsDef = statsSig_;
     statsDef.constexprs({"BLOCK_R"});
-    k << statsDef.def(name + "_stats");
-    k << kBody << "# " << nodeList(g, group) << " over dim " << what
+    k << statsDef.def(name_ + "_stats");
+    k << kBody << "# " << nodeList(g_, group_) << " over dim " << what_
       << ", pass 1 of 2: each program reads one part\n"
       << kBody << "# (SPAN columns) of one row and writes the part's mean and sum of squared\n"
       << kBody << "# deviations, merged chunk by chunk, to p_stats.\n";
@@ -361,10 +412,10 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     k << part(statsInner);
     k << kBody << "tl.store(p_stats + tl.program_id(0) * 2, mean)\n";
     k << kBody << "tl.store(p_stats + tl.program_id(0) * 2 + 1, m2)\n\n\n";
-    KernelSignature outDef = mainSig;
+    KernelSignature outDef = mainSig_;
     outDef.constexprs({"SPLITS_P2", "BLOCK_R"});
-    k << outDef.def(name);
-    k << kBody << "# " << nodeList(g, group) << " over dim " << what
+    k << outDef.def(name_);
+    k << kBody << "# " << nodeList(g_, group_) << " over dim " << what_
       << ", pass 2 of 2: each program combines\n"
       << kBody << "# the SPLITS partial statistics of its row, then normalises its part of it.\n";
     k << kBody << "parts = tl.arange(0, SPLITS_P2)\n";
@@ -377,70 +428,106 @@ std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group,
     k << kBody << v << "_mean = tl.sum(part_n * part_mean, axis=0) / R\n";
     k << kBody << "part_dev = part_mean - " << v << "_mean\n";
     k << kBody << v << "_var = tl.sum(part_m2 + part_n * part_dev * part_dev, axis=0) / R\n";
-    k << part(std::string(kBody) + v + "_c = " + x + " - " + v + "_mean\n" + norm->apply + after +
-              stores);
-  } else {
-    KernelSignature def = mainSig;
+    k << part(std::string(kBody) + v + "_c = " + x + " - " + v + "_mean\n" + norm_->apply + after_ +
+              stores());
+    return k.str();
+  }
+
+  /// ROWS whole rows per program, in registers.
+  std::string wholeRowKernel() const {
+    std::ostringstream k;
+    KernelSignature def = mainSig_;
     def.constexprs({"ROWS", "BLOCK_R"});
-    k << def.def(name);
-    k << kBody << "# " << nodeList(g, group) << " over dim " << what
+    k << def.def(name_);
+    k << kBody << "# " << nodeList(g_, group_) << " over dim " << what_
       << ": each program holds ROWS whole rows of R elements.\n";
     k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
     k << kBody << "rmask = rows < n_rows\n";
-    k << rowCoordinates;
+    k << rowCoordinates();
     k << kBody << "cols = tl.arange(0, BLOCK_R)[None, :]\n";
     k << kBody << "fmask = rmask & (cols < R)\n";
-    k << columns << loadsFor("") << body << stores;
+    k << columns() << loadsFor("") << body_ << stores();
+    return k.str();
   }
 
-  std::vector<std::string> within;
-  for (int d : layout.colDims) within.push_back(layout.colExtent(d, dom));
-  const int rowsCap = 16384;
-  std::ostringstream h;
-  h << kHost << "# group " << index << ": " << nodeList(g, group) << " (row program over dim "
-    << what << ")\n";
-  h << kHost << dom << " = " << host.shape(group.domain, domAlt) << "\n";
-  for (const auto& s : group.stores) h << allocate(g, s, host);
-  h << kHost << "_R = " << join(within, " * ") << "\n";
-  h << kHost << "_rows = _prod(" << dom << ") // _R\n";
-  if (looped) {
-    h << kHost << "_block_r = min(triton.next_power_of_2(_R), " << kChunk << ")\n";
-    h << kHost << "# each row in parts, so that about " << kSplitPrograms
-      << " programs share the work\n";
-    h << kHost << "_splits = max(1, min(triton.cdiv(_R, _block_r), triton.cdiv(" << kSplitPrograms
-      << ", _rows)))\n";
-    h << kHost << "_span = triton.cdiv(triton.cdiv(_R, _splits), _block_r) * _block_r\n";
-    h << kHost << "_splits = triton.cdiv(_R, _span)\n";
-    h << kHost << stats << " = torch.empty((_rows * _splits * 2,), device=" << host.device
-      << ", dtype=torch.float32)\n";
-  } else {
-    h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
-    h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
+  std::string hostLines() const {
+    std::vector<std::string> within;
+    for (int d : layout_.colDims) within.push_back(layout_.colExtent(d, dom_));
+    const int rowsCap = 16384;
+    std::ostringstream h;
+    h << kHost << "# group " << index_ << ": " << nodeList(g_, group_) << " (row program over dim "
+      << what_ << ")\n";
+    h << kHost << dom_ << " = " << host_.shape(group_.domain, domainAlt()) << "\n";
+    for (const auto& s : group_.stores) h << allocate(g_, s, host_);
+    h << kHost << "_R = " << join(within, " * ") << "\n";
+    h << kHost << "_rows = _prod(" << dom_ << ") // _R\n";
+    if (looped_) {
+      h << kHost << "_block_r = min(triton.next_power_of_2(_R), " << kChunk << ")\n";
+      h << kHost << "# each row in parts, so that about " << kSplitPrograms
+        << " programs share the work\n";
+      h << kHost << "_splits = max(1, min(triton.cdiv(_R, _block_r), triton.cdiv(" << kSplitPrograms
+        << ", _rows)))\n";
+      h << kHost << "_span = triton.cdiv(triton.cdiv(_R, _splits), _block_r) * _block_r\n";
+      h << kHost << "_splits = triton.cdiv(_R, _span)\n";
+      h << kHost << stats_ << " = torch.empty((_rows * _splits * 2,), device=" << host_.device
+        << ", dtype=torch.float32)\n";
+    } else {
+      h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
+      h << kHost << "_per = max(1, min(" << t_.rows << ", " << rowsCap << " // _block_r))\n";
+    }
+    // Long rows (a norm over a whole image) get more warps, so each thread holds fewer
+    // elements; a part's chunks, 8 per thread (more would spill the registers the index math
+    // needs).
+    h << kHost << "_warps = max(" << t_.warps << ", "
+      << (looped_ ? "_block_r // 256" : "min(16, _block_r // 2048)") << ")\n";
+    h << bindOperands(ops_);
+    const std::string options =
+        ", BLOCK_R=_block_r, num_warps=_warps" +
+        (t_.stages > 0 ? ", num_stages=" + std::to_string(t_.stages) : std::string());
+    if (looped_) {
+      h << kHost << name_ << "_stats[(_rows * _splits,)](" << join(statsSig_.args, ", ") << options
+        << ")\n";
+      h << kHost << name_ << "[(_rows * _splits,)](" << join(mainSig_.args, ", ")
+        << ", SPLITS_P2=triton.next_power_of_2(_splits)" << options << ")\n";
+    } else {
+      h << kHost << name_ << "[(triton.cdiv(_rows, _per),)](" << join(mainSig_.args, ", ")
+        << ", ROWS=_per" << options << ")\n";
+    }
+    return h.str();
   }
-  // Long rows (a norm over a whole image) get more warps, so each thread holds fewer elements;
-  // a part's chunks, 8 per thread (more would spill the registers the index math needs).
-  h << kHost << "_warps = max(" << t.warps << ", "
-    << (looped ? "_block_r // 256" : "min(16, _block_r // 2048)") << ")\n";
-  h << bindOperands(ops);
-  const std::string options =
-      ", BLOCK_R=_block_r, num_warps=_warps" +
-      (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : std::string());
-  if (looped) {
-    h << kHost << name << "_stats[(_rows * _splits,)](" << join(statsSig.args, ", ") << options
-      << ")\n";
-    h << kHost << name << "[(_rows * _splits,)](" << join(mainSig.args, ", ")
-      << ", SPLITS_P2=triton.next_power_of_2(_splits)" << options << ")\n";
-  } else {
-    h << kHost << name << "[(triton.cdiv(_rows, _per),)](" << join(mainSig.args, ", ")
-      << ", ROWS=_per" << options << ")\n";
-  }
-  return LoweredGroup{
-      k.str(), h.str(),
-      "group " + std::to_string(index) + " row program [" + nodeList(g, group) + "] over dim " +
-          what +
-          (looped ? ": long rows cut into parts, partial statistics then the output, warps="
-                  : ": whole rows in registers, ROWS=" + std::to_string(t.rows) + ", warps=") +
-          std::to_string(t.warps)};
+
+  const OpGraph& g_;
+  const FusionGroup& group_;
+  const int index_;
+  const Tiling& t_;
+  const HostContext& host_;
+  GroupState st_;
+  const int rank_;
+  const RowLayout layout_;
+  const std::string dom_, name_;
+  const std::string stats_;               // split norms' partial statistics
+  std::map<std::string, bool> rowValue_;  // value -> one per row ([ROWS, 1])
+  std::string body_;
+  // The same body in pieces for the looped form: pointwise lines before and after one norm.
+  std::string before_, after_;
+  std::optional<NormParts> norm_;
+  std::string normValue_;
+  int rowOps_ = 0;
+  bool rowSpacePointwise_ = false;
+  std::vector<KernelOperand> ops_;
+  bool flatColumns_ = false;
+  std::vector<std::string> colExtents_;
+  std::string colDimList_;
+  bool looped_ = false;
+  std::string what_;
+  KernelSignature statsSig_, mainSig_;
+};
+
+}  // namespace
+
+std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group, int index,
+                                     const Tiling& t, const HostContext& host, std::string& why) {
+  return RowLowering(g, group, index, t, host).lower(why);
 }
 
 }  // namespace crucible::synth

@@ -143,6 +143,10 @@ class Codegen {
   };
   std::optional<VExpr> vexpr(const NodeP& n, const std::vector<std::string>& idx,
                              std::vector<std::string>& conds);
+  std::optional<VExpr> vselect(const NodeP& n, const std::vector<std::string>& idx,
+                               std::vector<std::string>& conds);
+  std::optional<VExpr> vload(const NodeP& n, const std::vector<std::string>& idx,
+                             std::vector<std::string>& conds);
   /// How `n` (integers or pointers) changes from one lane to the next, if it is affine.
   std::optional<int64_t> laneStride(const NodeP& n, const std::vector<std::string>& idx);
   /// Appends C conditions that together mean "mask is true in every lane of the chunk".

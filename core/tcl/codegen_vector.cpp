@@ -89,6 +89,91 @@ std::string wrapping(DType t, const std::string& a, const std::string& o, const 
   return "as_" + s + "(as_" + u + "(" + a + ") " + o + " as_" + u + "(" + b + "))";
 }
 
+// A lane-invariant operand as a vector of `t`'s compute type (an i1 as a 0/-1 mask); a
+// per-lane one as it is.
+std::string widen(const std::string& code, bool uniform, DType t) {
+  if (!uniform) return code;
+  if (t == DType::I1) return "((int16)(-(" + code + ")))";
+  return "((" + vtype(t) + ")(" + code + "))";
+}
+
+// Binary `o` on two operands' vectors of `ot` (their compute type), or nothing where the
+// vector code has no form for it.
+std::optional<std::string> binaryVector(const std::string& o, DType ot, const std::string& a,
+                                        const std::string& b) {
+  if (isComparison(o)) {
+    if (ot == DType::I1 && o != "==" && o != "!=") return std::nullopt;  // 0/-1, not 0/1
+    std::string c = "(" + a + " " + o + " " + b + ")";
+    return bitWidth(ot) == 64 ? "convert_int16" + c : c;
+  }
+  if (ot == DType::I1) {
+    if (o == "and" || o == "&") return "(" + a + " & " + b + ")";
+    if (o == "or" || o == "|") return "(" + a + " | " + b + ")";
+    if (o == "^") return "(" + a + " ^ " + b + ")";
+    return std::nullopt;
+  }
+  if (o == "max" || o == "min")
+    return std::string(isFloat(ot) ? "f" : "") + o + "(" + a + ", " + b + ")";
+  if (isFloat(ot)) {
+    if (o == "+" || o == "-" || o == "*" || o == "/") return roundVector(ot, a + " " + o + " " + b);
+    if (o == "%") return roundVector(ot, "fmod(" + a + ", " + b + ")");
+    return std::nullopt;
+  }
+  if (o == "+" || o == "-" || o == "*") return wrapping(ot, a, o, b);
+  if (o == "&" || o == "|" || o == "^") return "(" + a + " " + o + " " + b + ")";
+  return std::nullopt;
+}
+
+// Unary `o` on an operand's vector of `ot`, giving `t`.
+std::optional<std::string> unaryVector(const std::string& o, DType ot, DType t,
+                                       const std::string& a) {
+  if (o == "not" || (o == "~" && ot == DType::I1)) return "(~" + a + ")";
+  if (ot == DType::I1) return std::nullopt;
+  if (o == "isnan" || o == "isinf" || o == "signbit")
+    return isFloat(ot) ? std::optional<std::string>(o + "(" + a + ")") : std::nullopt;
+  if (!isFloat(t)) {
+    if (o == "~") return "(~" + a + ")";
+    if (o == "-") return wrapping(t, "(" + vtype(t) + ")(0)", "-", a);
+    return std::nullopt;
+  }
+  if (o == "-") return "(-" + a + ")";
+  if (o == "abs") return roundVector(t, "fabs(" + a + ")");
+  if (o == "sigmoid") return roundVector(t, "1.0f / (1.0f + exp(-" + a + "))");
+  return roundVector(t, o + "(" + a + ")");
+}
+
+// An operand's vector of `from` converted to `t` (two different types).
+std::string castVector(DType from, DType t, const std::string& a) {
+  if (t == DType::I1) {
+    std::string c = "(" + a + " != (" + vtype(from) + ")(0))";
+    return bitWidth(from) == 64 ? "convert_int16" + c : c;
+  }
+  if (from == DType::I1) {
+    std::string one = "(" + a + " & (int16)(1))";
+    return t == DType::I32 ? one : roundVector(t, "convert_" + vtype(t) + one);
+  }
+  if (computeCType(from) == computeCType(t)) return roundVector(t, a);
+  return roundVector(t, "convert_" + vtype(t) + "(" + a + ")");
+}
+
+// Sixteen consecutive elements of `t` from address `p`, as their compute type.
+std::optional<std::string> loadVector(DType t, const std::string& p) {
+  switch (t) {
+    case DType::FP32:
+    case DType::I32:
+    case DType::I64:
+      return "vload16(0, " + p + ")";
+    case DType::FP16:
+      return "vload_half16(0, (__global const half*)(" + p + "))";
+    case DType::BF16:
+      return "tcl_bf16_to_f32x16(vload16(0, " + p + "))";
+    case DType::I1:
+      return "(convert_int16(vload16(0, " + p + ")) != (int16)(0))";
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 const char* Codegen::vectorPrelude() {
@@ -224,12 +309,12 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
   const Node& n = *np;
   const int lane = lanePosition(idx);
   if (lane == -2) return std::nullopt;
+  // Built only where it is the answer: expr() may emit code.
   auto uniform = [&] { return std::optional<VExpr>(VExpr{expr(np, idx), true}); };
-  // A lane-invariant operand as a vector of `t`'s compute type (an i1 as a 0/-1 mask).
-  auto widen = [](const VExpr& v, DType t) {
-    if (!v.uniform) return v.code;
-    if (t == DType::I1) return "((int16)(-(" + v.code + ")))";
-    return "((" + vtype(t) + ")(" + v.code + "))";
+  // A per-lane result, or nothing where the vector code has no form for the node.
+  auto perLane = [](std::optional<std::string> code) -> std::optional<VExpr> {
+    if (!code) return std::nullopt;
+    return VExpr{std::move(*code), false};
   };
   const DType t = n.type.dtype;
   if (n.type.pointer)  // a pointer value only as a lane-invariant scalar
@@ -262,29 +347,8 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
       if (a->uniform && b->uniform) return uniform();
       const DType ot = n.ops[0]->type.dtype;  // operands are already in the compute dtype
       if (!vectorDType(ot)) return std::nullopt;
-      const std::string A = widen(*a, ot), B = widen(*b, ot), &o = n.name;
-      if (isComparison(o)) {
-        if (ot == DType::I1 && o != "==" && o != "!=") return std::nullopt;  // 0/-1, not 0/1
-        std::string c = "(" + A + " " + o + " " + B + ")";
-        return VExpr{bitWidth(ot) == 64 ? "convert_int16" + c : c, false};
-      }
-      if (ot == DType::I1) {
-        if (o == "and" || o == "&") return VExpr{"(" + A + " & " + B + ")", false};
-        if (o == "or" || o == "|") return VExpr{"(" + A + " | " + B + ")", false};
-        if (o == "^") return VExpr{"(" + A + " ^ " + B + ")", false};
-        return std::nullopt;
-      }
-      if (o == "max" || o == "min")
-        return VExpr{std::string(isFloat(ot) ? "f" : "") + o + "(" + A + ", " + B + ")", false};
-      if (isFloat(ot)) {
-        if (o == "+" || o == "-" || o == "*" || o == "/")
-          return VExpr{roundVector(ot, A + " " + o + " " + B), false};
-        if (o == "%") return VExpr{roundVector(ot, "fmod(" + A + ", " + B + ")"), false};
-        return std::nullopt;
-      }
-      if (o == "+" || o == "-" || o == "*") return VExpr{wrapping(ot, A, o, B), false};
-      if (o == "&" || o == "|" || o == "^") return VExpr{"(" + A + " " + o + " " + B + ")", false};
-      return std::nullopt;
+      return perLane(
+          binaryVector(n.name, ot, widen(a->code, a->uniform, ot), widen(b->code, b->uniform, ot)));
     }
     case Op::Unary: {
       auto a = vexpr(n.ops[0], idx, conds);
@@ -292,20 +356,7 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
       if (a->uniform) return uniform();
       const DType ot = n.ops[0]->type.dtype;
       if (!vectorDType(ot)) return std::nullopt;
-      const std::string A = a->code, &o = n.name;
-      if (o == "not" || (o == "~" && ot == DType::I1)) return VExpr{"(~" + A + ")", false};
-      if (ot == DType::I1) return std::nullopt;
-      if (o == "isnan" || o == "isinf" || o == "signbit")
-        return isFloat(ot) ? std::optional<VExpr>(VExpr{o + "(" + A + ")", false}) : std::nullopt;
-      if (!isFloat(t)) {
-        if (o == "~") return VExpr{"(~" + A + ")", false};
-        if (o == "-") return VExpr{wrapping(t, "(" + vtype(t) + ")(0)", "-", A), false};
-        return std::nullopt;
-      }
-      if (o == "-") return VExpr{"(-" + A + ")", false};
-      if (o == "abs") return VExpr{roundVector(t, "fabs(" + A + ")"), false};
-      if (o == "sigmoid") return VExpr{roundVector(t, "1.0f / (1.0f + exp(-" + A + "))"), false};
-      return VExpr{roundVector(t, o + "(" + A + ")"), false};
+      return perLane(unaryVector(n.name, ot, t, a->code));
     }
     case Op::Fma: {
       std::vector<VExpr> v;
@@ -316,8 +367,9 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
       }
       if (v[0].uniform && v[1].uniform && v[2].uniform) return uniform();
       if (!isFloat(t) || !vectorDType(t)) return std::nullopt;
-      return VExpr{roundVector(t, "fma(" + widen(v[0], t) + ", " + widen(v[1], t) + ", " +
-                                      widen(v[2], t) + ")"),
+      return VExpr{roundVector(t, "fma(" + widen(v[0].code, v[0].uniform, t) + ", " +
+                                      widen(v[1].code, v[1].uniform, t) + ", " +
+                                      widen(v[2].code, v[2].uniform, t) + ")"),
                    false};
     }
     case Op::Cast: {
@@ -326,72 +378,63 @@ std::optional<Codegen::VExpr> Codegen::vexpr(const NodeP& np, const std::vector<
       if (a->uniform) return uniform();
       const DType from = n.ops[0]->type.dtype;
       if (!vectorDType(from) || !vectorDType(t)) return std::nullopt;
-      const std::string& A = a->code;
       if (from == t) return a;
-      if (t == DType::I1) {
-        std::string c = "(" + A + " != (" + vtype(from) + ")(0))";
-        return VExpr{bitWidth(from) == 64 ? "convert_int16" + c : c, false};
-      }
-      if (from == DType::I1) {
-        std::string one = "(" + A + " & (int16)(1))";
-        return VExpr{t == DType::I32 ? one : roundVector(t, "convert_" + vtype(t) + one), false};
-      }
-      if (computeCType(from) == computeCType(t)) return VExpr{roundVector(t, A), false};
-      return VExpr{roundVector(t, "convert_" + vtype(t) + "(" + A + ")"), false};
+      return VExpr{castVector(from, t, a->code), false};
     }
-    case Op::Select: {
-      // The scalar code loads only the chosen operand, the vector code both (as Triton does):
-      // only loads under a mask, which the chunk's conditions then prove true in every lane.
-      if (!loadsMasked(n.ops[1]) || !loadsMasked(n.ops[2])) return std::nullopt;
-      auto c = vexpr(n.ops[0], idx, conds);
-      if (!c) return std::nullopt;
-      auto a = vexpr(n.ops[1], idx, conds);
-      if (!a) return std::nullopt;
-      if (c->uniform && c->code == "1") return a;  // a mask the chunk's conditions prove
-      auto b = vexpr(n.ops[2], idx, conds);
-      if (!b) return std::nullopt;
-      if (c->uniform && a->uniform && b->uniform) return uniform();
-      if (!vectorDType(t)) return std::nullopt;
-      std::string C = widen(*c, DType::I1);
-      if (bitWidth(t) == 64) C = "convert_long16(" + C + ")";
-      return VExpr{"(" + C + " ? " + widen(*a, t) + " : " + widen(*b, t) + ")", false};
-    }
-    case Op::Load: {
-      auto s = laneStride(n.ops[0], idx);
-      if (!s) return std::nullopt;
-      if (*s == 0) {
-        // The same address in every lane: a scalar load, if its mask and other are too.
-        std::vector<std::string> none;
-        for (size_t k = 1; k < n.ops.size(); ++k)
-          if (n.ops[k]) {
-            auto e = vexpr(n.ops[k], idx, none);
-            if (!e || !e->uniform) return std::nullopt;
-          }
-        return uniform();
-      }
-      if (*s != 1) return std::nullopt;
-      if (n.ops[1] && !maskConds(n.ops[1], idx, conds)) return std::nullopt;
-      const std::string p = expr(n.ops[0], idx);
-      switch (t) {
-        case DType::FP32:
-        case DType::I32:
-        case DType::I64:
-          return VExpr{"vload16(0, " + p + ")", false};
-        case DType::FP16:
-          return VExpr{"vload_half16(0, (__global const half*)(" + p + "))", false};
-        case DType::BF16:
-          return VExpr{"tcl_bf16_to_f32x16(vload16(0, " + p + "))", false};
-        case DType::I1:
-          return VExpr{"(convert_int16(vload16(0, " + p + ")) != (int16)(0))", false};
-        default:
-          return std::nullopt;
-      }
-    }
+    case Op::Select:
+      return vselect(np, idx, conds);
+    case Op::Load:
+      return vload(np, idx, conds);
     case Op::PtrAdd:
     case Op::Call:
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::optional<Codegen::VExpr> Codegen::vselect(const NodeP& np, const std::vector<std::string>& idx,
+                                               std::vector<std::string>& conds) {
+  // The scalar code loads only the chosen operand, the vector code both (as Triton does):
+  // only loads under a mask, which the chunk's conditions then prove true in every lane.
+  const Node& n = *np;
+  if (!loadsMasked(n.ops[1]) || !loadsMasked(n.ops[2])) return std::nullopt;
+  auto c = vexpr(n.ops[0], idx, conds);
+  if (!c) return std::nullopt;
+  auto a = vexpr(n.ops[1], idx, conds);
+  if (!a) return std::nullopt;
+  if (c->uniform && c->code == "1") return a;  // a mask the chunk's conditions prove
+  auto b = vexpr(n.ops[2], idx, conds);
+  if (!b) return std::nullopt;
+  if (c->uniform && a->uniform && b->uniform) return VExpr{expr(np, idx), true};
+  const DType t = n.type.dtype;
+  if (!vectorDType(t)) return std::nullopt;
+  std::string C = widen(c->code, c->uniform, DType::I1);
+  if (bitWidth(t) == 64) C = "convert_long16(" + C + ")";
+  return VExpr{
+      "(" + C + " ? " + widen(a->code, a->uniform, t) + " : " + widen(b->code, b->uniform, t) + ")",
+      false};
+}
+
+std::optional<Codegen::VExpr> Codegen::vload(const NodeP& np, const std::vector<std::string>& idx,
+                                             std::vector<std::string>& conds) {
+  const Node& n = *np;
+  auto s = laneStride(n.ops[0], idx);
+  if (!s) return std::nullopt;
+  if (*s == 0) {
+    // The same address in every lane: a scalar load, if its mask and other are too.
+    std::vector<std::string> none;
+    for (size_t k = 1; k < n.ops.size(); ++k)
+      if (n.ops[k]) {
+        auto e = vexpr(n.ops[k], idx, none);
+        if (!e || !e->uniform) return std::nullopt;
+      }
+    return VExpr{expr(np, idx), true};
+  }
+  if (*s != 1) return std::nullopt;
+  if (n.ops[1] && !maskConds(n.ops[1], idx, conds)) return std::nullopt;
+  auto code = loadVector(n.type.dtype, expr(n.ops[0], idx));
+  if (!code) return std::nullopt;
+  return VExpr{std::move(*code), false};
 }
 
 std::vector<std::string> Codegen::laneIndex(const Shape& shape) {

@@ -905,240 +905,332 @@ class Frontend {
     return e;
   }
 
+  /// A `tl.*` (or Python builtin, `py.*`) call, by name: the aliases first, then one handler
+  /// per builtin from the table, and the atomics by prefix.
   Value callBuiltin(std::string name, const Args& args, const std::string& spelled) {
     static const std::map<std::string, std::string> aliases = {
         {"div_rn", "/"}, {"fdiv", "/"}, {"sqrt_rn", "sqrt"}, {"fabs", "abs"}};
     if (auto it = aliases.find(name); it != aliases.end() && it->second != "/") name = it->second;
-    static const std::set<std::string> math1 = {
-        "exp",   "exp2", "log",  "log2",  "sqrt", "rsqrt", "sin",     "cos",
-        "tan",   "tanh", "erf",  "floor", "ceil", "trunc", "sigmoid", "log1p",
-        "expm1", "sinh", "cosh", "asin",  "acos", "atan",  "log10",   "cbrt"};
-    if (name == "program_id" || name == "num_programs") {
-      int64_t axis = constInt(args.get(0, "axis"), "axis");
-      if (axis < 0 || axis > 2) fail("axis must be 0, 1 or 2");
-      return Value::tensor(name == "program_id" ? cg_.programId(static_cast<int>(axis))
-                                                : cg_.numPrograms(static_cast<int>(axis)));
-    }
-    if (name == "arange") {
-      int64_t lo = constInt(args.get(0, "start"), "tl.arange's start"),
-              hi = constInt(args.get(1, "end"), "tl.arange's end");
-      int64_t n = hi - lo;
-      if (n <= 0 || (n & (n - 1)))
-        fail("tl.arange's range must be a power of 2, got " + std::to_string(n));
-      auto node = makeNode(Op::Arange, Type{DType::I32, false, {n}});
-      const_cast<Node&>(*node).ival = lo;
-      return Value::tensor(node);
-    }
-    if (name == "load") return load(args);
     if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), args);
-    if (name == "store") {
-      store(args);
-      return Value{};
-    }
-    if (name == "where") {
-      const Value *c = args.get(0, "condition"), *x = args.get(1, "x"), *y = args.get(2, "y");
-      if (!c || !x || !y) fail("tl.where needs condition, x and y");
-      NodeP cn = castTo(toTensor(*c), DType::I1);
-      // Promote x and y like a binary operation (weak constants included).
-      Value probe = binop("+", *x, *y);
-      DType t = probe.kind == Value::Tensor ? probe.node->type.dtype : toTensor(probe)->type.dtype;
-      NodeP xn = x->kind == Value::Tensor ? castTo(x->node, t) : constNode(t, *x);
-      NodeP yn = y->kind == Value::Tensor ? castTo(y->node, t) : constNode(t, *y);
-      Shape s = shapeOf(cn, xn);
-      s = broadcastShapesOr(s, yn->type.shape);
-      return Value::tensor(makeNode(Op::Select, Type{t, false, s},
-                                    {broadcastTo(cn, s), broadcastTo(xn, s), broadcastTo(yn, s)}));
-    }
-    if (name == "maximum" || name == "minimum") {
-      const Value *x = args.get(0, "x"), *y = args.get(1, "y");
-      if (!x || !y) fail("tl." + name + " needs two operands");
-      if (args.kw.count("propagate_nan")) unsupported("tl." + name + "(propagate_nan=...)");
-      Value r = binop("+", *x, *y);  // type and shape by Triton's promotion
-      if (r.kind != Value::Tensor)
-        return (name == "maximum") == (foldConst(">", *x, *y).i != 0) ? *x : *y;
-      auto& n = const_cast<Node&>(*r.node);
-      n.name = name == "maximum" ? "max" : "min";
-      return r;
-    }
-    if (math1.count(name) || name == "abs") {
-      const Value* x = args.get(0, "x");
-      if (!x) fail("tl." + name + " needs an operand");
-      if (name == "abs" && x->kind == Value::Tensor && !isFloat(x->node->type.dtype))
-        return Value::tensor(makeNode(Op::Unary, x->node->type, {x->node}, "abs"));
-      NodeP n = mathArg(*x, name);
-      return Value::tensor(makeNode(Op::Unary, n->type, {n}, name));
-    }
-    if (name == "fma") {
-      const Value *x = args.get(0, "x"), *y = args.get(1, "y"), *z = args.get(2, "z");
-      if (!x || !y || !z) fail("tl.fma needs three operands");
-      Value s = binop("+", binop("*", *x, *y), *z);
-      NodeP r = s.kind == Value::Tensor ? s.node : toTensor(s);
-      const Shape& sh = r->type.shape;
-      DType t = r->type.dtype;
-      auto prep = [&](const Value& v) {
-        return broadcastTo(v.kind == Value::Tensor ? castTo(v.node, t) : constNode(t, v), sh);
-      };
-      return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
-    }
-    if (name == "dot") return dot(args);
-    if (name == "reduce") return reduceCombine("tl.reduce", args, false);
-    if (name == "associative_scan") return reduceCombine("tl.associative_scan", args, true);
-    if (name == "cumprod") {  // associative_scan with multiplication, bf16 promoted to fp32
-      const Value* xv = args.get(0, "input");
-      if (!xv) fail("tl.cumprod needs an input");
-      NodeP x = toTensor(*xv);
-      if (x->type.dtype == DType::BF16) x = castTo(x, DType::FP32);
-      Args a2;
-      a2.pos = {Value::tensor(x), args.get(1, "axis") ? *args.get(1, "axis") : Value::intV(0),
-                Value{}, args.get(2, "reverse") ? *args.get(2, "reverse") : Value::boolV(false)};
-      return reduceCombine("tl.cumprod", a2, true,
-                           [&](const std::vector<Value>& v) { return binop("*", v[0], v[1]); });
-    }
-    if (name == "argmax" || name == "argmin") return argReduce(name, args, false);
-    if (name == "cumsum") {
-      const Value* xv = args.get(0, "input");
-      if (!xv) fail("tl.cumsum needs an input");
-      NodeP x = toTensor(*xv);
-      if (x->type.pointer || x->type.shape.empty()) fail("tl.cumsum needs a block of numbers");
-      DType t = x->type.dtype;  // Triton's _pick_sum_dtype after bf16 -> fp32
-      if (t == DType::BF16) t = DType::FP32;
-      if (t == DType::I1 || t == DType::I8 || t == DType::I16) t = DType::I32;
-      t = dtypeArg(args.get(3, "dtype"), t);
-      int rank = static_cast<int>(x->type.shape.size());
-      const Value* ax = args.get(1, "axis");
-      int64_t a = ax && ax->kind != Value::None ? constInt(ax, "axis") : 0;
-      if (a < 0) a += rank;
-      if (a < 0 || a >= rank) fail("tl.cumsum: axis out of range");
-      const Value* rv = args.get(2, "reverse");
-      return Value::tensor(
-          cg_.cumsum(castTo(x, t), static_cast<int>(a), rv && rv->isConst() && rv->i));
-    }
-    if (name == "trans" || name == "permute") {
-      const Value* xv = args.get(0, "input");
-      if (!xv || xv->kind != Value::Tensor) fail("tl." + name + " needs a block");
-      std::vector<int64_t> dims;
-      for (size_t k = 1; k < args.pos.size(); ++k) {
-        if (args.pos[k].kind == Value::Tuple)
-          for (const auto& d : args.pos[k].items) dims.push_back(constInt(&d, "a dimension"));
-        else
-          dims.push_back(constInt(&args.pos[k], "a dimension"));
-      }
-      if (args.kw.count("dims"))
-        for (const auto& d : args.kw.at("dims").items) dims.push_back(constInt(&d, "a dimension"));
-      return Value::tensor(transpose(xv->node, dims, name));
-    }
-    if (name == "reshape" || name == "view") {
-      const Value* xv = args.get(0, "input");
-      if (!xv || !(xv->kind == Value::Tensor || xv->isConst()))
-        fail("tl." + name + " needs a block");
-      if (const Value* cr = args.kw.count("can_reorder") ? &args.kw.at("can_reorder") : nullptr;
-          cr && !cr->isConst())
-        fail("tl." + name + ": can_reorder must be a constexpr");
-      return Value::tensor(reshape(toTensor(*xv), shapeFromArgs(args, "shape"), name));
-    }
-    if (name == "expand_dims") {
-      const Value* xv = args.get(0, "input");
-      const Value* av = args.get(1, "axis");
-      if (!xv || !av) fail("tl.expand_dims needs an input and an axis");
-      NodeP x = toTensor(*xv);
-      std::vector<int64_t> axes;
-      if (av->kind == Value::Tuple)
-        for (const auto& d : av->items) axes.push_back(constInt(&d, "an axis"));
-      else
-        axes.push_back(constInt(av, "an axis"));
-      const int64_t newRank = static_cast<int64_t>(x->type.shape.size() + axes.size());
-      for (auto& a : axes) {
-        if (a < 0) a += newRank;
-        if (a < 0 || a >= newRank)
-          fail("tl.expand_dims: axis out of range for a result of rank " + std::to_string(newRank));
-      }
-      std::sort(axes.begin(), axes.end());
-      if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-        fail("tl.expand_dims: repeated axis");
-      for (auto a : axes) x = expandDims(x, static_cast<int>(a));
-      return Value::tensor(x);
-    }
-    if (name == "broadcast_to") {
-      const Value* xv = args.get(0, "input");
-      if (!xv) fail("tl.broadcast_to needs an input");
-      NodeP x = toTensor(*xv);
-      Shape to = shapeFromArgs(args, "shape");
-      if (to.size() < x->type.shape.size() || broadcastShapesOr(x->type.shape, to) != to)
-        fail("tl.broadcast_to: cannot broadcast a block of shape " + shapeString(x->type.shape) +
-             " to " + shapeString(to));
-      return Value::tensor(broadcastTo(x, to));
-    }
-    if (name == "broadcast") {
-      const Value *xv = args.get(0, "input"), *yv = args.get(1, "other");
-      if (!xv || !yv) fail("tl.broadcast needs two operands");
-      NodeP x = toTensor(*xv), y = toTensor(*yv);
-      Shape s = shapeOf(x, y);
-      Value r;
-      r.kind = Value::Tuple;
-      r.items = {Value::tensor(broadcastTo(x, s)), Value::tensor(broadcastTo(y, s))};
-      return r;
-    }
-    if (name == "rand" || name == "randn" || name == "randint" || name == "rand4x" ||
-        name == "randn4x" || name == "randint4x")
-      return random(name, args);
-    if (name == "sum" || name == "max" || name == "min") return reduce(name, args);
-    if (name == "zeros" || name == "full") {
-      Shape s = shapeArg(args.get(0, "shape"));
-      Value v = name == "zeros" ? Value::intV(0)
-                                : (args.get(1, "value") ? *args.get(1, "value") : Value{});
-      DType t = dtypeArg(args.get(name == "zeros" ? 1 : 2, "dtype"), DType::FP32);
-      if (!v.isConst()) fail("tl.full's value must be a constexpr");
-      return Value::tensor(broadcastTo(constNode(t, v), s));
-    }
-    if (name == "cdiv") {
-      const Value *x = args.get(0, "x"), *d = args.get(1, "div");
-      if (!x || !d) fail("tl.cdiv needs two operands");
-      return binop("//", binop("-", binop("+", *x, *d), Value::intV(1)), *d);
-    }
-    if (name == "multiple_of" || name == "max_contiguous" || name == "max_constancy") {
-      const Value* x = args.get(0, "input");
-      if (!x) fail("tl." + name + " needs an input");
-      return *x;
-    }
-    if (name == "debug_barrier" || name == "static_print" || name == "static_assert")
-      return Value{};
-    if (name == "cast") {
-      const Value* x = args.get(0, "input");
-      if (!x) fail("tl.cast needs an input");
-      return Value::tensor(castTo(toTensor(*x), dtypeArg(args.get(1, "dtype"), DType::FP32)));
-    }
-    // Python builtins.
-    if (name == "py.float") {
-      const Value* x = args.get(0, "x");
-      if (x && x->kind == Value::Str) {
-        std::string s = x->name;
-        for (auto& ch : s) ch = static_cast<char>(std::tolower(ch));
-        if (s == "inf" || s == "+inf") return Value::floatV(INFINITY);
-        if (s == "-inf") return Value::floatV(-INFINITY);
-        if (s == "nan") return Value::floatV(NAN);
-        return Value::floatV(std::stod(s));
-      }
-      if (x && x->isConst())
-        return Value::floatV(x->kind == Value::Float ? x->f : static_cast<double>(x->i));
-      fail("float() of a tensor");
-    }
-    if (name == "py.int") {
-      const Value* x = args.get(0, "x");
-      if (x && x->isConst())
-        return Value::intV(x->kind == Value::Float ? static_cast<int64_t>(x->f) : x->i);
-      fail("int() of a tensor");
-    }
-    if ((name == "py.min" || name == "py.max") && args.pos.size() >= 2) {
-      // Triton's builtin_min/max: constexprs fold, tensors go through tl.minimum/maximum.
-      Value acc = args.pos[0];
-      for (size_t k = 1; k < args.pos.size(); ++k) {
-        Args pair;
-        pair.pos = {acc, args.pos[k]};
-        acc = callBuiltin(name == "py.max" ? "maximum" : "minimum", pair, spelled);
-      }
-      return acc;
-    }
+    const auto& table = builtins();
+    if (auto it = table.find(name); it != table.end())
+      return (this->*(it->second))(name, args, spelled);
     unsupported(spelled);
+  }
+
+  using Builtin = Value (Frontend::*)(const std::string& name, const Args& args,
+                                      const std::string& spelled);
+
+  static const std::map<std::string, Builtin>& builtins() {
+    static const std::map<std::string, Builtin> table = [] {
+      std::map<std::string, Builtin> t = {
+          {"program_id", &Frontend::builtinProgramId},
+          {"num_programs", &Frontend::builtinProgramId},
+          {"arange", &Frontend::builtinArange},
+          {"load", &Frontend::builtinLoad},
+          {"store", &Frontend::builtinStore},
+          {"where", &Frontend::builtinWhere},
+          {"maximum", &Frontend::builtinMinMax},
+          {"minimum", &Frontend::builtinMinMax},
+          {"abs", &Frontend::builtinMath},
+          {"fma", &Frontend::builtinFma},
+          {"dot", &Frontend::builtinDot},
+          {"reduce", &Frontend::builtinReduceCombine},
+          {"associative_scan", &Frontend::builtinReduceCombine},
+          {"cumprod", &Frontend::builtinCumprod},
+          {"argmax", &Frontend::builtinArgReduce},
+          {"argmin", &Frontend::builtinArgReduce},
+          {"cumsum", &Frontend::builtinCumsum},
+          {"trans", &Frontend::builtinPermute},
+          {"permute", &Frontend::builtinPermute},
+          {"reshape", &Frontend::builtinReshape},
+          {"view", &Frontend::builtinReshape},
+          {"expand_dims", &Frontend::builtinExpandDims},
+          {"broadcast_to", &Frontend::builtinBroadcastTo},
+          {"broadcast", &Frontend::builtinBroadcast},
+          {"sum", &Frontend::builtinReduce},
+          {"max", &Frontend::builtinReduce},
+          {"min", &Frontend::builtinReduce},
+          {"zeros", &Frontend::builtinFull},
+          {"full", &Frontend::builtinFull},
+          {"cdiv", &Frontend::builtinCdiv},
+          {"cast", &Frontend::builtinCast},
+          {"py.float", &Frontend::builtinPyFloat},
+          {"py.int", &Frontend::builtinPyInt},
+          {"py.min", &Frontend::builtinPyMinMax},
+          {"py.max", &Frontend::builtinPyMinMax},
+      };
+      for (const char* math :
+           {"exp",   "exp2", "log",  "log2",  "sqrt", "rsqrt", "sin",     "cos",
+            "tan",   "tanh", "erf",  "floor", "ceil", "trunc", "sigmoid", "log1p",
+            "expm1", "sinh", "cosh", "asin",  "acos", "atan",  "log10",   "cbrt"})
+        t[math] = &Frontend::builtinMath;
+      for (const char* random : {"rand", "randn", "randint", "rand4x", "randn4x", "randint4x"})
+        t[random] = &Frontend::builtinRandom;
+      // Hints about the operand: it is the result.
+      for (const char* hint : {"multiple_of", "max_contiguous", "max_constancy"})
+        t[hint] = &Frontend::builtinHint;
+      for (const char* none : {"debug_barrier", "static_print", "static_assert"})
+        t[none] = &Frontend::builtinNothing;
+      return t;
+    }();
+    return table;
+  }
+
+  Value builtinProgramId(const std::string& name, const Args& args, const std::string&) {
+    int64_t axis = constInt(args.get(0, "axis"), "axis");
+    if (axis < 0 || axis > 2) fail("axis must be 0, 1 or 2");
+    return Value::tensor(name == "program_id" ? cg_.programId(static_cast<int>(axis))
+                                              : cg_.numPrograms(static_cast<int>(axis)));
+  }
+
+  Value builtinArange(const std::string&, const Args& args, const std::string&) {
+    int64_t lo = constInt(args.get(0, "start"), "tl.arange's start"),
+            hi = constInt(args.get(1, "end"), "tl.arange's end");
+    int64_t n = hi - lo;
+    if (n <= 0 || (n & (n - 1)))
+      fail("tl.arange's range must be a power of 2, got " + std::to_string(n));
+    auto node = makeNode(Op::Arange, Type{DType::I32, false, {n}});
+    const_cast<Node&>(*node).ival = lo;
+    return Value::tensor(node);
+  }
+
+  Value builtinLoad(const std::string&, const Args& args, const std::string&) { return load(args); }
+
+  Value builtinStore(const std::string&, const Args& args, const std::string&) {
+    store(args);
+    return Value{};
+  }
+
+  Value builtinWhere(const std::string&, const Args& args, const std::string&) {
+    const Value *c = args.get(0, "condition"), *x = args.get(1, "x"), *y = args.get(2, "y");
+    if (!c || !x || !y) fail("tl.where needs condition, x and y");
+    NodeP cn = castTo(toTensor(*c), DType::I1);
+    // Promote x and y like a binary operation (weak constants included).
+    Value probe = binop("+", *x, *y);
+    DType t = probe.kind == Value::Tensor ? probe.node->type.dtype : toTensor(probe)->type.dtype;
+    NodeP xn = x->kind == Value::Tensor ? castTo(x->node, t) : constNode(t, *x);
+    NodeP yn = y->kind == Value::Tensor ? castTo(y->node, t) : constNode(t, *y);
+    Shape s = shapeOf(cn, xn);
+    s = broadcastShapesOr(s, yn->type.shape);
+    return Value::tensor(makeNode(Op::Select, Type{t, false, s},
+                                  {broadcastTo(cn, s), broadcastTo(xn, s), broadcastTo(yn, s)}));
+  }
+
+  Value builtinMinMax(const std::string& name, const Args& args, const std::string&) {
+    const Value *x = args.get(0, "x"), *y = args.get(1, "y");
+    if (!x || !y) fail("tl." + name + " needs two operands");
+    if (args.kw.count("propagate_nan")) unsupported("tl." + name + "(propagate_nan=...)");
+    Value r = binop("+", *x, *y);  // type and shape by Triton's promotion
+    if (r.kind != Value::Tensor)
+      return (name == "maximum") == (foldConst(">", *x, *y).i != 0) ? *x : *y;
+    auto& n = const_cast<Node&>(*r.node);
+    n.name = name == "maximum" ? "max" : "min";
+    return r;
+  }
+
+  Value builtinMath(const std::string& name, const Args& args, const std::string&) {
+    const Value* x = args.get(0, "x");
+    if (!x) fail("tl." + name + " needs an operand");
+    if (name == "abs" && x->kind == Value::Tensor && !isFloat(x->node->type.dtype))
+      return Value::tensor(makeNode(Op::Unary, x->node->type, {x->node}, "abs"));
+    NodeP n = mathArg(*x, name);
+    return Value::tensor(makeNode(Op::Unary, n->type, {n}, name));
+  }
+
+  Value builtinFma(const std::string&, const Args& args, const std::string&) {
+    const Value *x = args.get(0, "x"), *y = args.get(1, "y"), *z = args.get(2, "z");
+    if (!x || !y || !z) fail("tl.fma needs three operands");
+    Value s = binop("+", binop("*", *x, *y), *z);
+    NodeP r = s.kind == Value::Tensor ? s.node : toTensor(s);
+    const Shape& sh = r->type.shape;
+    DType t = r->type.dtype;
+    auto prep = [&](const Value& v) {
+      return broadcastTo(v.kind == Value::Tensor ? castTo(v.node, t) : constNode(t, v), sh);
+    };
+    return Value::tensor(makeNode(Op::Fma, r->type, {prep(*x), prep(*y), prep(*z)}));
+  }
+
+  Value builtinDot(const std::string&, const Args& args, const std::string&) { return dot(args); }
+
+  Value builtinReduceCombine(const std::string& name, const Args& args, const std::string&) {
+    return reduceCombine("tl." + name, args, name == "associative_scan");
+  }
+
+  /// associative_scan with multiplication, bf16 promoted to fp32.
+  Value builtinCumprod(const std::string&, const Args& args, const std::string&) {
+    const Value* xv = args.get(0, "input");
+    if (!xv) fail("tl.cumprod needs an input");
+    NodeP x = toTensor(*xv);
+    if (x->type.dtype == DType::BF16) x = castTo(x, DType::FP32);
+    Args a2;
+    a2.pos = {Value::tensor(x), args.get(1, "axis") ? *args.get(1, "axis") : Value::intV(0),
+              Value{}, args.get(2, "reverse") ? *args.get(2, "reverse") : Value::boolV(false)};
+    return reduceCombine("tl.cumprod", a2, true,
+                         [&](const std::vector<Value>& v) { return binop("*", v[0], v[1]); });
+  }
+
+  Value builtinArgReduce(const std::string& name, const Args& args, const std::string&) {
+    return argReduce(name, args, false);
+  }
+
+  Value builtinCumsum(const std::string&, const Args& args, const std::string&) {
+    const Value* xv = args.get(0, "input");
+    if (!xv) fail("tl.cumsum needs an input");
+    NodeP x = toTensor(*xv);
+    if (x->type.pointer || x->type.shape.empty()) fail("tl.cumsum needs a block of numbers");
+    DType t = x->type.dtype;  // Triton's _pick_sum_dtype after bf16 -> fp32
+    if (t == DType::BF16) t = DType::FP32;
+    if (t == DType::I1 || t == DType::I8 || t == DType::I16) t = DType::I32;
+    t = dtypeArg(args.get(3, "dtype"), t);
+    int rank = static_cast<int>(x->type.shape.size());
+    const Value* ax = args.get(1, "axis");
+    int64_t a = ax && ax->kind != Value::None ? constInt(ax, "axis") : 0;
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) fail("tl.cumsum: axis out of range");
+    const Value* rv = args.get(2, "reverse");
+    return Value::tensor(
+        cg_.cumsum(castTo(x, t), static_cast<int>(a), rv && rv->isConst() && rv->i));
+  }
+
+  Value builtinPermute(const std::string& name, const Args& args, const std::string&) {
+    const Value* xv = args.get(0, "input");
+    if (!xv || xv->kind != Value::Tensor) fail("tl." + name + " needs a block");
+    std::vector<int64_t> dims;
+    for (size_t k = 1; k < args.pos.size(); ++k) {
+      if (args.pos[k].kind == Value::Tuple)
+        for (const auto& d : args.pos[k].items) dims.push_back(constInt(&d, "a dimension"));
+      else
+        dims.push_back(constInt(&args.pos[k], "a dimension"));
+    }
+    if (args.kw.count("dims"))
+      for (const auto& d : args.kw.at("dims").items) dims.push_back(constInt(&d, "a dimension"));
+    return Value::tensor(transpose(xv->node, dims, name));
+  }
+
+  Value builtinReshape(const std::string& name, const Args& args, const std::string&) {
+    const Value* xv = args.get(0, "input");
+    if (!xv || !(xv->kind == Value::Tensor || xv->isConst())) fail("tl." + name + " needs a block");
+    if (const Value* cr = args.kw.count("can_reorder") ? &args.kw.at("can_reorder") : nullptr;
+        cr && !cr->isConst())
+      fail("tl." + name + ": can_reorder must be a constexpr");
+    return Value::tensor(reshape(toTensor(*xv), shapeFromArgs(args, "shape"), name));
+  }
+
+  Value builtinExpandDims(const std::string&, const Args& args, const std::string&) {
+    const Value* xv = args.get(0, "input");
+    const Value* av = args.get(1, "axis");
+    if (!xv || !av) fail("tl.expand_dims needs an input and an axis");
+    NodeP x = toTensor(*xv);
+    std::vector<int64_t> axes;
+    if (av->kind == Value::Tuple)
+      for (const auto& d : av->items) axes.push_back(constInt(&d, "an axis"));
+    else
+      axes.push_back(constInt(av, "an axis"));
+    const int64_t newRank = static_cast<int64_t>(x->type.shape.size() + axes.size());
+    for (auto& a : axes) {
+      if (a < 0) a += newRank;
+      if (a < 0 || a >= newRank)
+        fail("tl.expand_dims: axis out of range for a result of rank " + std::to_string(newRank));
+    }
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+      fail("tl.expand_dims: repeated axis");
+    for (auto a : axes) x = expandDims(x, static_cast<int>(a));
+    return Value::tensor(x);
+  }
+
+  Value builtinBroadcastTo(const std::string&, const Args& args, const std::string&) {
+    const Value* xv = args.get(0, "input");
+    if (!xv) fail("tl.broadcast_to needs an input");
+    NodeP x = toTensor(*xv);
+    Shape to = shapeFromArgs(args, "shape");
+    if (to.size() < x->type.shape.size() || broadcastShapesOr(x->type.shape, to) != to)
+      fail("tl.broadcast_to: cannot broadcast a block of shape " + shapeString(x->type.shape) +
+           " to " + shapeString(to));
+    return Value::tensor(broadcastTo(x, to));
+  }
+
+  Value builtinBroadcast(const std::string&, const Args& args, const std::string&) {
+    const Value *xv = args.get(0, "input"), *yv = args.get(1, "other");
+    if (!xv || !yv) fail("tl.broadcast needs two operands");
+    NodeP x = toTensor(*xv), y = toTensor(*yv);
+    Shape s = shapeOf(x, y);
+    Value r;
+    r.kind = Value::Tuple;
+    r.items = {Value::tensor(broadcastTo(x, s)), Value::tensor(broadcastTo(y, s))};
+    return r;
+  }
+
+  Value builtinRandom(const std::string& name, const Args& args, const std::string&) {
+    return random(name, args);
+  }
+
+  Value builtinReduce(const std::string& name, const Args& args, const std::string&) {
+    return reduce(name, args);
+  }
+
+  Value builtinFull(const std::string& name, const Args& args, const std::string&) {
+    Shape s = shapeArg(args.get(0, "shape"));
+    Value v =
+        name == "zeros" ? Value::intV(0) : (args.get(1, "value") ? *args.get(1, "value") : Value{});
+    DType t = dtypeArg(args.get(name == "zeros" ? 1 : 2, "dtype"), DType::FP32);
+    if (!v.isConst()) fail("tl.full's value must be a constexpr");
+    return Value::tensor(broadcastTo(constNode(t, v), s));
+  }
+
+  Value builtinCdiv(const std::string&, const Args& args, const std::string&) {
+    const Value *x = args.get(0, "x"), *d = args.get(1, "div");
+    if (!x || !d) fail("tl.cdiv needs two operands");
+    return binop("//", binop("-", binop("+", *x, *d), Value::intV(1)), *d);
+  }
+
+  Value builtinHint(const std::string& name, const Args& args, const std::string&) {
+    const Value* x = args.get(0, "input");
+    if (!x) fail("tl." + name + " needs an input");
+    return *x;
+  }
+
+  Value builtinNothing(const std::string&, const Args&, const std::string&) { return Value{}; }
+
+  Value builtinCast(const std::string&, const Args& args, const std::string&) {
+    const Value* x = args.get(0, "input");
+    if (!x) fail("tl.cast needs an input");
+    return Value::tensor(castTo(toTensor(*x), dtypeArg(args.get(1, "dtype"), DType::FP32)));
+  }
+
+  Value builtinPyFloat(const std::string&, const Args& args, const std::string&) {
+    const Value* x = args.get(0, "x");
+    if (x && x->kind == Value::Str) {
+      std::string s = x->name;
+      for (auto& ch : s) ch = static_cast<char>(std::tolower(ch));
+      if (s == "inf" || s == "+inf") return Value::floatV(INFINITY);
+      if (s == "-inf") return Value::floatV(-INFINITY);
+      if (s == "nan") return Value::floatV(NAN);
+      return Value::floatV(std::stod(s));
+    }
+    if (x && x->isConst())
+      return Value::floatV(x->kind == Value::Float ? x->f : static_cast<double>(x->i));
+    fail("float() of a tensor");
+  }
+
+  Value builtinPyInt(const std::string&, const Args& args, const std::string&) {
+    const Value* x = args.get(0, "x");
+    if (x && x->isConst())
+      return Value::intV(x->kind == Value::Float ? static_cast<int64_t>(x->f) : x->i);
+    fail("int() of a tensor");
+  }
+
+  /// Triton's builtin_min/max: constexprs fold, tensors go through tl.minimum/maximum.
+  Value builtinPyMinMax(const std::string& name, const Args& args, const std::string& spelled) {
+    if (args.pos.size() < 2) unsupported(spelled);
+    Value acc = args.pos[0];
+    for (size_t k = 1; k < args.pos.size(); ++k) {
+      Args pair;
+      pair.pos = {acc, args.pos[k]};
+      acc = callBuiltin(name == "py.max" ? "maximum" : "minimum", pair, spelled);
+    }
+    return acc;
   }
 
   Shape broadcastShapesOr(const Shape& a, const Shape& b) {
