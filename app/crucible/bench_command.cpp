@@ -34,7 +34,7 @@
 #include "core/util/locations.h"
 
 #ifdef CRUCIBLE_HAVE_PLOTS
-#include "plot/bench_plots.h"
+#include "ui/plot/bench_plots.h"
 #endif
 
 namespace crucible::cli {

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "core/bench/shrink.h"
-#include "core/store/sha256.h"
 #include "core/util/locations.h"
+#include "core/util/sha256.h"
 #include "core/verify/verifier.h"
 
 namespace crucible::bench {
@@ -108,7 +108,7 @@ class Bench {
     } catch (const BadInput& e) {
       return failed(task, std::string("reference: ") + e.what());
     }
-    row.sourceSha256 = store::sha256Hex(reference.source);
+    row.sourceSha256 = util::sha256Hex(reference.source);
     if (const auto it = finished_.find(task.id); it != finished_.end() && it->second.resumable() &&
                                                  it->second.sourceSha256 == row.sourceSha256) {
       report(BenchEvent::Kind::Skipped, task, it->second, false);

@@ -1,6 +1,6 @@
 #include "core/generate/response_parser.h"
 
-#include "core/task/extract.h"
+#include "core/verify/extract.h"
 
 namespace crucible::generate {
 

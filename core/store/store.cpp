@@ -10,7 +10,7 @@
 #include <map>
 
 #include "core/store/migrations.h"
-#include "core/store/sha256.h"
+#include "core/util/sha256.h"
 
 namespace crucible::store {
 
@@ -160,7 +160,7 @@ void Store::recordExport(std::int64_t candidateId, const std::string& path) {
 }
 
 std::int64_t Store::findOrAddTask(const TaskInput& task, const std::string& now) {
-  const std::string hash = sha256Hex(task.source);
+  const std::string hash = util::sha256Hex(task.source);
   {
     Statement find(connection_, "SELECT id, name, path FROM tasks WHERE sha256 = ?1");
     find.bindAll(hash);
@@ -202,7 +202,7 @@ std::int64_t Store::addCandidate(std::int64_t sessionId, std::int64_t taskId,
   insert
       .bindAll(sessionId, taskId, candidate.origin, candidate.model, candidate.prompt,
                candidate.rawResponse, candidate.plan, candidate.code, candidate.path,
-               candidate.parentId, sha256Hex(candidate.code), now)
+               candidate.parentId, util::sha256Hex(candidate.code), now)
       .run();
   return connection_.lastInsertRowid();
 }

@@ -5,14 +5,14 @@
 // each tap's input offsets computed once per step instead of a % and // per element. A program's
 // rows are ROWS output rows x BLOCK_W columns (a power of two), so Triton sees the columns as
 // consecutive. On a GPU this is several times faster than lower_conv_gemm.cpp's form at the level-2
-// shapes (scripts/conv_gemm_study.py; figures in docs/PERFORMANCE.md).
+// shapes (docs/studies/conv_gemm_study.py; figures in docs/PERFORMANCE.md).
 // Transposed convolutions (without dilation) take the same form split by stride class: output o
 // is reached through tap k only where S divides o + P - k, so the outputs of one class
 // (o + P) mod S share their taps, every S-th one; the flat form masked the others out per tap.
 // With the tf32x3-split precision the copies also split each fp32 value into a TF32 high part
 // and the rest, and the K loop issues tf32x3's three products itself as plain TF32 dots over
 // those parts, faster than tl.dot's own tf32x3 (which splits the tiles inside the loop) at the
-// same accuracy (scripts/split_tf32_study.py; figures in docs/PERFORMANCE.md).
+// same accuracy (docs/studies/split_tf32_study.py; figures in docs/PERFORMANCE.md).
 // bf16x3-split does the same over bfloat16 parts: hi and lo keep 16 of fp32's 24 significant
 // bits (a product's error about 2^-16 of its size, against TF32 splitting's 2^-22), which kept
 // the level-2 convolutions within the 1e-4 tolerance at twice TF32's tensor-core rate and half

@@ -236,7 +236,7 @@ class RowLowering {
 
   /// A row over several dims reaches each element through per-element divisions by the
   /// extents (the column's coordinates), which makes a statistics pass clearly slower than the
-  /// same pass over one run of addresses (scripts/row_index_study.py; figures in
+  /// same pass over one run of addresses (docs/studies/row_index_study.py; figures in
   /// docs/PERFORMANCE.md). So where a view's offsets along the row's dims form one run, which
   /// the host checks (`_flat`, passed as a constexpr per view), its addresses are `cols` times
   /// the last dim's stride.

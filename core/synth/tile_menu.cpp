@@ -98,9 +98,10 @@ TileMenu menuFor(const std::string& backend) {
              mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
             // Channels-last implicit GEMM over operands split into bfloat16 parts first:
             // 128x128x64 in 3 stages, with 8 warps for wide channel counts and 4 for narrow ones,
-            // is the fastest form scripts/split_tf32_study.py --conv-sweep finds; the best TF32
-            // split comes next in case the bfloat16 parts miss the tolerance. Their 3 stages take
-            // 192 KB of shared memory; a GPU with less runs fewer stages (_stages).
+            // is the fastest form the study finds (docs/studies/split_tf32_study.py
+            // --conv-sweep); the best TF32 split comes next in case the bfloat16 parts miss the
+            // tolerance. Their 3 stages take 192 KB of shared memory; a GPU with less runs fewer
+            // stages (_stages).
             // Then tf32x3 in the kernel, and for dilated transposed convolutions the flat forms.
             {cl(128, 128, 64, 8, 3, bf), cl(128, 128, 64, 4, 3, bf), cl(128, 128, 32, 8, 3, split),
              cl(64, 128, 32, 4, 3, split), cl(128, 128, 64, 8, 3),

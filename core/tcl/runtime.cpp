@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/store/sha256.h"
+#include "core/util/sha256.h"
 
 namespace crucible::tcl {
 
@@ -112,7 +112,7 @@ Runtime::Runtime() : impl_(new Impl) {
 
 KernelHandle* Runtime::kernel(const std::string& source, const std::string& name) {
   std::lock_guard lock(impl_->mutex);
-  std::string key = store::sha256Hex(source + '\0' + kBuildOptions + '\0' + impl_->deviceKey);
+  std::string key = util::sha256Hex(source + '\0' + kBuildOptions + '\0' + impl_->deviceKey);
   if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) return it->second.get();
 
   auto h = std::make_unique<KernelHandle>();

@@ -4,12 +4,12 @@
 #include <fstream>
 #include <random>
 
-#include "core/store/sha256.h"
+#include "core/util/sha256.h"
 
 namespace crucible {
 
 namespace {
-std::string toBytes(const store::Sha256::Digest& digest) {
+std::string toBytes(const util::Sha256::Digest& digest) {
   return std::string(reinterpret_cast<const char*>(digest.data()), digest.size());
 }
 
@@ -41,7 +41,7 @@ std::string hmacSha256Hex(std::string_view key, std::string_view message) {
   constexpr std::size_t kBlock = 64;
   std::string k(key);
   if (k.size() > kBlock) {
-    store::Sha256 h;
+    util::Sha256 h;
     h.update(k);
     k = toBytes(h.finish());
   }
@@ -51,13 +51,13 @@ std::string hmacSha256Hex(std::string_view key, std::string_view message) {
     inner[i] = static_cast<char>(k[i] ^ 0x36);
     outer[i] = static_cast<char>(k[i] ^ 0x5c);
   }
-  store::Sha256 h;
+  util::Sha256 h;
   h.update(inner);
   h.update(message);
   const std::string innerDigest = toBytes(h.finish());
   h.update(outer);
   h.update(innerDigest);
-  return store::Sha256::hex(h.finish());
+  return util::Sha256::hex(h.finish());
 }
 
 std::optional<nlohmann::json> openChannelLine(std::string_view line, std::string_view key) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/store/sha256.h"
 #include "core/util/file_bytes.h"
+#include "core/util/sha256.h"
 
 namespace crucible {
 
@@ -39,14 +39,14 @@ LoadedPack JobPacks::load(const PackFile& file) const {
   const std::string path = file.path.string();
   const std::string name = file.path.filename().string();
   const bool check = file.candidate && digests_;
-  store::Sha256 hasher;
+  util::Sha256 hasher;
   auto bytes = readFileBytes(path, [&](std::string_view block) {
     if (check) hasher.update(block);
   });
   if (!bytes) return out;
   if (check) {
     const bool known = digests_->contains(name) && (*digests_)[name].is_string();
-    if (!known || (*digests_)[name].get<std::string>() != store::Sha256::hex(hasher.finish())) {
+    if (!known || (*digests_)[name].get<std::string>() != util::Sha256::hex(hasher.finish())) {
       out.replaced = true;
       return out;
     }

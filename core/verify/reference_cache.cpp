@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "core/store/sha256.h"
 #include "core/util/locations.h"
+#include "core/util/sha256.h"
 
 namespace crucible {
 
@@ -55,7 +55,7 @@ ReferenceCache::~ReferenceCache() {
 }
 
 std::string ReferenceCache::keyFor(const std::string& referenceSource, const json& settings) {
-  return store::sha256Hex(store::sha256Hex(referenceSource) + "\n" + settings.dump());
+  return util::sha256Hex(util::sha256Hex(referenceSource) + "\n" + settings.dump());
 }
 
 std::optional<json> ReferenceCache::restore(const std::string& key, const fs::path& jobRoot) {

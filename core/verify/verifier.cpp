@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "core/proc/process.h"
-#include "core/task/extract.h"
 #include "core/util/locations.h"
 #include "core/verify/compare_outputs.h"
 #include "core/verify/device_lock.h"
+#include "core/verify/extract.h"
 #include "core/verify/judge.h"
 #include "core/verify/timing_turns.h"
 #include "core/verify/worker_stage.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/store/sha256.h"
+#include "core/util/sha256.h"
 #include "core/verify/compare_outputs.h"
 #include "core/verify/job_packs.h"
 #include "pack_writer.h"
@@ -31,7 +31,7 @@ class CompareOutputs : public ::testing::Test {
   void candidate(const std::string& name, std::vector<float> values, bool reported = true) {
     const std::string bytes = test::packBytes({test::floats(std::move(values))});
     std::ofstream(dir_.path() / "cand" / name, std::ios::binary) << bytes;
-    if (reported) digests_[name] = store::sha256Hex(bytes);
+    if (reported) digests_[name] = util::sha256Hex(bytes);
   }
   /// A digest reported for what the worker wrote, then the file replaced after it.
   void replaced(const std::string& name, std::vector<float> values) {

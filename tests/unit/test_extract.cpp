@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/task/extract.h"
+#include "core/verify/extract.h"
 
 namespace crucible {
 namespace {

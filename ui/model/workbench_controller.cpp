@@ -7,7 +7,7 @@
 #include <QRegularExpression>
 
 #include "core/export/bundle.h"
-#include "core/task/extract.h"
+#include "core/verify/extract.h"
 #include "ui/services/post.h"
 
 namespace crucible::ui {

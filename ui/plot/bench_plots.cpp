@@ -1,4 +1,4 @@
-#include "plot/bench_plots.h"
+#include "ui/plot/bench_plots.h"
 
 #include <QFont>
 #include <QGuiApplication>

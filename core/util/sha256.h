@@ -1,6 +1,7 @@
 #pragma once
-// SHA-256 (FIPS 180-4), small and dependency-free: the store keys tasks and candidates by the hash
-// of their source text. Not constant-time; not meant for secrets.
+// SHA-256 (FIPS 180-4), small and dependency-free: the keys of tasks and candidates (their source
+// text), the digests of the files a candidate's stage writes, the OpenCL compiler's cache keys.
+// Not constant-time; not meant for secrets.
 
 #include <array>
 #include <cstddef>
@@ -8,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace crucible::store {
+namespace crucible::util {
 
 class Sha256 {
  public:
@@ -35,4 +36,4 @@ class Sha256 {
 /// The lower-case hex SHA-256 of `bytes`.
 std::string sha256Hex(std::string_view bytes);
 
-}  // namespace crucible::store
+}  // namespace crucible::util

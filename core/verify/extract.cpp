@@ -1,4 +1,4 @@
-#include "core/task/extract.h"
+#include "core/verify/extract.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,10 +1,10 @@
-#include "core/store/sha256.h"
+#include "core/util/sha256.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 
-#include "core/store/sha256_detail.h"
+#include "core/util/sha256_detail.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CRUCIBLE_SHA256_X86 1
@@ -12,7 +12,7 @@
 #include <immintrin.h>
 #endif
 
-namespace crucible::store {
+namespace crucible::util {
 
 namespace {
 
@@ -238,4 +238,4 @@ std::string sha256Hex(std::string_view bytes) {
   return Sha256::hex(hasher.finish());
 }
 
-}  // namespace crucible::store
+}  // namespace crucible::util
