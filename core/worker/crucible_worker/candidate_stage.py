@@ -168,8 +168,8 @@ class CandidateStage:
         self.alt_inputs = None
         self.init = None
         self._tampering = {}
-        self._written = {}     # value packs written into out_dir: name -> sha256
-        self._written_as = {}  # and their identity and times just after (_file_identity)
+        # value packs written into out_dir: name -> (sha256, identity and times just after)
+        self._written = {}
         # totals over the train-mode forward calls (trials, alt, repeat) and the eval call
         self._forward_ops = {}
         self._eval_ops = {}
@@ -533,8 +533,8 @@ class CandidateStage:
         identity and times are kept for step 11, which checks that nobody changed it since."""
         try:
             path = os.path.join(self.out_dir, name)
-            self._written[name] = self.value_pack.save(path, value, digest=True)
-            self._written_as[name] = _file_identity(path)
+            digest = self.value_pack.save(path, value, digest=True)
+            self._written[name] = (digest, _file_identity(path))
             return None
         except BaseException as exc:
             return {"stage": "output", "message": f"the output cannot be written ({name}): "
@@ -692,20 +692,20 @@ class CandidateStage:
                               for label, step in self._tampering.items()]
         facts["threads"] = self.threads.facts()
         facts["turns"] = self.turns.facts()
-        facts["files"] = dict(sorted(self._written.items()))
+        facts["files"] = {name: digest for name, (digest, _) in sorted(self._written.items())}
 
     def _check_written_files(self):
         """A result file that changed after the harness wrote it was not written by the
         harness: report it and remove it, so it cannot be read as the candidate's output.
         Changed means another inode, size, modification or status-change time: any write,
         replacement or `utime` moves the status-change time, which only the kernel sets."""
-        for name in list(self._written):
+        for name, (_, identity) in list(self._written.items()):
             path = os.path.join(self.out_dir, name)
             try:
                 current = _file_identity(path)
             except OSError:
                 current = None
-            if current != self._written_as.get(name):
+            if current != identity:
                 self._tampering.setdefault(f"result file {name}", "end")
                 del self._written[name]
                 try:

@@ -3,7 +3,6 @@ ranges named with a per-run secret.
 """
 import collections
 import os
-import warnings
 
 import torch
 
@@ -88,10 +87,8 @@ class AtenRecorder:
         # `hasattr(torch, "_inductor")`, which imports inductor and dynamo (seconds).
         from torch.autograd.profiler import profile
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self._profile = profile(use_cpu=True, use_kineto=True)
-                self._profile.__enter__()
+            self._profile = profile(use_cpu=True, use_kineto=True)
+            self._profile.__enter__()
         except Exception as exc:  # a torch without a usable profiler: say so, run without it
             self._profile = None
             self.error = f"{type(exc).__name__}: {exc}"[:300]
