@@ -99,24 +99,8 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
 }
 
 /// What the channels-last lowering of a convolution decides before it writes any text.
-struct ConvClPlan {
-  ConvClPlan(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
-             const HostContext& hostContext)
-      : g(graph),
-        group(fused),
-        index(at),
-        t(tiling),
-        host(hostContext),
-        cv(graph.nodes[fused.nodes.front()]),
-        st(graph, fused) {}
-
-  const OpGraph& g;
-  const FusionGroup& group;
-  int index;
-  const Tiling& t;
-  const HostContext& host;
-  const OpNode& cv;
-  GroupState st;
+struct ConvClPlan : GroupLowering {
+  using GroupLowering::GroupLowering;
   std::optional<ConvSpec> spec;
   bool transposed = false;
   Split splitKind = Split::None;
@@ -131,7 +115,7 @@ struct ConvClPlan {
 
 /// The convolution's form and the epilogue; false with `why` where this form does not apply.
 bool planConvCl(ConvClPlan& p, std::string& why) {
-  const OpNode& cv = p.cv;
+  const OpNode& cv = p.head;
   p.spec = convSpec(p.g, cv, why);
   if (!p.spec) return false;
   const ConvSpec& s = *p.spec;
@@ -338,7 +322,7 @@ std::string convClHost(const ConvClPlan& p) {
   std::ostringstream h;
   h << kHost << "# group " << p.index << ": " << nodeList(p.g, p.group)
     << " (implicit GEMM over channels-last copies)\n";
-  h << kHost << dom << " = " << host.shape(p.cv.shape, p.cv.altShape) << "\n";
+  h << kHost << dom << " = " << host.shape(p.head.shape, p.head.altShape) << "\n";
   h << kHost << "_x = " << host.value(s.input) << "\n";
   // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
   h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
@@ -364,7 +348,7 @@ std::string convClHost(const ConvClPlan& p) {
   // shared memory per element of both tiles: two bfloat16 parts, two fp32 parts, or one value
   const int elementBytes = p.splitKind == Split::Bf16   ? 4
                            : p.splitKind == Split::Tf32 ? 8
-                                                        : dtypeBytes(p.cv.dtype);
+                                                        : dtypeBytes(p.head.dtype);
   h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << ", " << s.launchConstants()
     << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk"
     << pipelinedLaunchOptions(t, elementBytes, "_x.device") << ")\n";

@@ -78,24 +78,8 @@ std::string productLabel(const Tiling& t) {
 namespace {
 
 /// What the lowering of a matrix product decides before it writes any text.
-struct MatmulPlan {
-  MatmulPlan(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
-             const HostContext& hostContext)
-      : g(graph),
-        group(fused),
-        index(at),
-        t(tiling),
-        host(hostContext),
-        mm(graph.nodes[fused.nodes.front()]),
-        st(graph, fused) {}
-
-  const OpGraph& g;
-  const FusionGroup& group;
-  int index;
-  const Tiling& t;
-  const HostContext& host;
-  const OpNode& mm;
-  GroupState st;
+struct MatmulPlan : GroupLowering {
+  using GroupLowering::GroupLowering;
   std::string a, b;  // the operands' values
   Shape as, bs;
   bool linear = false;
@@ -111,7 +95,7 @@ struct MatmulPlan {
 
 /// The operands' shapes and the epilogue; false with `why` where the product cannot be lowered.
 bool planMatmul(MatmulPlan& p, std::string& why) {
-  const OpNode& mm = p.mm;
+  const OpNode& mm = p.head;
   if (mm.inputs.size() < 2 || !mm.inputs[0].isRef() || !mm.inputs[1].isRef()) {
     why = mm.op + " of a constant";
     return false;
@@ -276,7 +260,7 @@ std::string matmulHost(const MatmulPlan& p) {
   std::ostringstream h;
   h << kHost << "# group " << p.index << ": " << nodeList(g, p.group)
     << " (tl.dot, fused epilogue)\n";
-  h << kHost << p.dom << " = " << host.shape(p.mm.shape, p.mm.altShape) << "\n";
+  h << kHost << p.dom << " = " << host.shape(p.head.shape, p.head.altShape) << "\n";
   const std::string av = host.value(p.a), bv = host.value(p.b);
   if (p.flat) {
     h << kHost << "_a = " << av << ".reshape(-1, " << av << ".shape[-1])\n";

@@ -111,28 +111,23 @@ std::string unsqueezeReduced(const RowReduction& r) {
 
 /// One row group's lowering: the body from the group's nodes, then the kernels (whole rows in
 /// registers, or a split norm's two passes over long rows) and the host lines.
-class RowLowering {
+class RowLowering : private GroupLowering {
  public:
-  RowLowering(const OpGraph& g, const FusionGroup& group, int index, const Tiling& t,
-              const HostContext& host)
-      : g_(g),
-        group_(group),
-        index_(index),
-        t_(t),
-        host_(host),
-        st_(g, group),
-        rank_(static_cast<int>(group.domain.size())),
-        layout_(rank_, group.reduce),
-        dom_("_dom" + std::to_string(index)),
-        name_("k" + std::to_string(index) + "_row"),
-        stats_("_stats" + std::to_string(index)) {}
+  RowLowering(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
+              const HostContext& hostContext)
+      : GroupLowering(graph, fused, at, tiling, hostContext),
+        rank_(static_cast<int>(fused.domain.size())),
+        layout_(rank_, fused.reduce),
+        dom_("_dom" + std::to_string(at)),
+        name_("k" + std::to_string(at) + "_row"),
+        stats_("_stats" + std::to_string(at)) {}
 
   std::optional<LoweredGroup> lower(std::string& why) {
     if (!buildBody(why)) return std::nullopt;
-    ops_ = st_.operands();
+    ops_ = st.operands();
     planColumns();
     looped_ = wantsParts();
-    for (int d : group_.reduce.dims) what_ += (what_.empty() ? "" : ", ") + std::to_string(d);
+    for (int d : group.reduce.dims) what_ += (what_.empty() ? "" : ", ") + std::to_string(d);
     if (layout_.split >= 0) {
       what_ += " and dim " + std::to_string(layout_.split) + " in " +
                std::to_string(layout_.parts) + " groups";
@@ -144,11 +139,11 @@ class RowLowering {
     const std::string kernels = looped_ ? partKernels() : wholeRowKernel();
     return LoweredGroup{
         kernels, hostLines(),
-        "group " + std::to_string(index_) + " row program [" + nodeList(g_, group_) +
-            "] over dim " + what_ +
+        "group " + std::to_string(index) + " row program [" + nodeList(g, group) + "] over dim " +
+            what_ +
             (looped_ ? ": long rows cut into parts, partial statistics then the output, warps="
-                     : ": whole rows in registers, ROWS=" + std::to_string(t_.rows) + ", warps=") +
-            std::to_string(t_.warps)};
+                     : ": whole rows in registers, ROWS=" + std::to_string(t.rows) + ", warps=") +
+            std::to_string(t.warps)};
   }
 
  private:
@@ -160,22 +155,22 @@ class RowLowering {
   /// The domain's shape on the alternative batch: the first node whose shape is the domain.
   std::optional<Shape> domainAlt() const {
     std::optional<Shape> domAlt;
-    for (int ni : group_.nodes) {
-      const OpNode& n = g_.nodes[ni];
-      if (n.shape == group_.domain) domAlt = n.altShape;
+    for (int ni : group.nodes) {
+      const OpNode& n = g.nodes[ni];
+      if (n.shape == group.domain) domAlt = n.altShape;
       if (!n.inputs.empty() && n.inputs[0].isRef() &&
-          shapeOfValue(g_, n.inputs[0].ref) == group_.domain && !domAlt) {
-        domAlt = altShapeOfValue(g_, n.inputs[0].ref);
+          shapeOfValue(g, n.inputs[0].ref) == group.domain && !domAlt) {
+        domAlt = altShapeOfValue(g, n.inputs[0].ref);
       }
     }
     return domAlt;
   }
 
-  /// The kernel variables of node `n`'s operands, registered in st_. Row-space ones are
+  /// The kernel variables of node `n`'s operands, registered in st. Row-space ones are
   /// expanded to the node's shape (then given back the reduced dims when the node dropped
   /// them) before the domain; full-space ones straight to the domain.
   std::optional<std::vector<std::string>> operandsOf(const OpNode& n, std::string& why) {
-    const bool rowNode = n.shape != group_.domain;
+    const bool rowNode = n.shape != group.domain;
     const bool pointwise = opKind(n) == OpKind::Pointwise;
     std::vector<std::string> args;
     for (std::size_t k = 0; k < n.inputs.size(); ++k) {
@@ -187,19 +182,19 @@ class RowLowering {
         continue;
       }
       std::string view;
-      if (in.isRef() && !st_.inside(in.ref)) {
+      if (in.isRef() && !st.inside(in.ref)) {
         if (inRow) {
-          const bool dropped = n.shape.size() < group_.domain.size();
-          view = host_.value(in.ref) + ".expand(" + host_.shape(n.shape, n.altShape) + ")" +
-                 (dropped ? unsqueezeReduced(group_.reduce) : "") + ".expand(" + dom_ + ")";
+          const bool dropped = n.shape.size() < group.domain.size();
+          view = host.value(in.ref) + ".expand(" + host.shape(n.shape, n.altShape) + ")" +
+                 (dropped ? unsqueezeReduced(group.reduce) : "") + ".expand(" + dom_ + ")";
         } else if (!pointwise && rowOpChannelOperand(n, k)) {
-          view = channelView(host_, in.ref, rank_, dom_);
+          view = channelView(host, in.ref, rank_, dom_);
         } else {
-          view = broadcastTo(host_, in.ref, dom_);
+          view = broadcastTo(host, in.ref, dom_);
         }
       }
-      args.push_back(st_.operand(in, inRow, view));
-      if (in.isRef() && st_.inside(in.ref) && isRow(in.ref) && !pointwise && !target) {
+      args.push_back(st.operand(in, inRow, view));
+      if (in.isRef() && st.inside(in.ref) && isRow(in.ref) && !pointwise && !target) {
         why = n.op + " of a value that is already reduced";
         return std::nullopt;
       }
@@ -209,9 +204,9 @@ class RowLowering {
 
   /// The group's statements, whole (body_) and around its first row op (before_, after_).
   bool buildBody(std::string& why) {
-    for (int ni : group_.nodes) {
-      const OpNode& n = g_.nodes[ni];
-      const bool rowNode = n.shape != group_.domain;
+    for (int ni : group.nodes) {
+      const OpNode& n = g.nodes[ni];
+      const bool rowNode = n.shape != group.domain;
       auto args = operandsOf(n, why);
       if (!args) return false;
       rowValue_[n.name] = rowNode;
@@ -260,10 +255,10 @@ class RowLowering {
   bool wantsParts() const {
     std::int64_t rowLength = 1;
     for (int d : layout_.colDims)
-      rowLength *= d == layout_.split ? group_.domain[d] / layout_.parts : group_.domain[d];
+      rowLength *= d == layout_.split ? group.domain[d] / layout_.parts : group.domain[d];
     bool looped = rowOps_ == 1 && norm_ && !rowSpacePointwise_ && rowLength > kWholeRowLimit;
     for (const auto& o : ops_) looped = looped && !o.rowSpace;
-    for (const auto& s : group_.stores) looped = looped && !isRow(s);
+    for (const auto& s : group.stores) looped = looped && !isRow(s);
     return looped;
   }
 
@@ -279,11 +274,11 @@ class RowLowering {
       sig.args.push_back("*_" + o.arg + ".stride()");
       if (flatColumns_ && !o.rowSpace) sig.add(flatFlag(o.arg), flatTest("_" + o.arg));
     }
-    for (const auto& s : withStores ? group_.stores : std::vector<std::string>{}) {
+    for (const auto& s : withStores ? group.stores : std::vector<std::string>{}) {
       sig.add("out_" + s, var(s));
       for (int i = 0; i < rank_; ++i) sig.params.push_back("out_" + s + "_s" + std::to_string(i));
-      const bool dropped = shapeOfValue(g_, s).size() < group_.domain.size();
-      const std::string view = var(s) + (dropped ? unsqueezeReduced(group_.reduce) : "");
+      const bool dropped = shapeOfValue(g, s).size() < group.domain.size();
+      const std::string view = var(s) + (dropped ? unsqueezeReduced(group.reduce) : "");
       sig.args.push_back("*" + view + ".stride()");
       if (flatColumns_ && !isRow(s)) sig.add(flatFlag("out_" + s), flatTest(view));
     }
@@ -343,7 +338,7 @@ class RowLowering {
     std::string lines;
     for (const auto& o : ops_) {
       if (!code.empty() && !namesVariable(code, o.arg)) continue;
-      const std::string dtype = dtypeOf(g_, o.value);
+      const std::string dtype = dtypeOf(g, o.value);
       lines += std::string(kBody) + o.arg + " = tl.load(" +
                address(o.arg, o.rowSpace, "p_" + o.arg) +
                ", mask=" + (o.rowSpace ? "rmask" : "fmask") +
@@ -354,7 +349,7 @@ class RowLowering {
 
   std::string stores() const {
     std::string lines;
-    for (const auto& s : group_.stores) {
+    for (const auto& s : group.stores) {
       const bool rowOnly = isRow(s);
       lines += std::string(kBody) + "tl.store(" + address("out_" + s, rowOnly, "out_" + s) + ", " +
                var(s) + ", mask=" + (rowOnly ? "rmask" : "fmask") + ")\n";
@@ -402,7 +397,7 @@ class RowLowering {
     KernelSignature statsDef = statsSig_;
     statsDef.constexprs({"BLOCK_R"});
     k << statsDef.def(name_ + "_stats");
-    k << kBody << "# " << nodeList(g_, group_) << " over dim " << what_
+    k << kBody << "# " << nodeList(g, group) << " over dim " << what_
       << ", pass 1 of 2: each program reads one part\n"
       << kBody << "# (SPAN columns) of one row and writes the part's mean and sum of squared\n"
       << kBody << "# deviations, merged chunk by chunk, to p_stats.\n";
@@ -415,7 +410,7 @@ class RowLowering {
     KernelSignature outDef = mainSig_;
     outDef.constexprs({"SPLITS_P2", "BLOCK_R"});
     k << outDef.def(name_);
-    k << kBody << "# " << nodeList(g_, group_) << " over dim " << what_
+    k << kBody << "# " << nodeList(g, group) << " over dim " << what_
       << ", pass 2 of 2: each program combines\n"
       << kBody << "# the SPLITS partial statistics of its row, then normalises its part of it.\n";
     k << kBody << "parts = tl.arange(0, SPLITS_P2)\n";
@@ -439,7 +434,7 @@ class RowLowering {
     KernelSignature def = mainSig_;
     def.constexprs({"ROWS", "BLOCK_R"});
     k << def.def(name_);
-    k << kBody << "# " << nodeList(g_, group_) << " over dim " << what_
+    k << kBody << "# " << nodeList(g, group) << " over dim " << what_
       << ": each program holds ROWS whole rows of R elements.\n";
     k << kBody << "rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]\n";
     k << kBody << "rmask = rows < n_rows\n";
@@ -455,10 +450,10 @@ class RowLowering {
     for (int d : layout_.colDims) within.push_back(layout_.colExtent(d, dom_));
     const int rowsCap = 16384;
     std::ostringstream h;
-    h << kHost << "# group " << index_ << ": " << nodeList(g_, group_) << " (row program over dim "
+    h << kHost << "# group " << index << ": " << nodeList(g, group) << " (row program over dim "
       << what_ << ")\n";
-    h << kHost << dom_ << " = " << host_.shape(group_.domain, domainAlt()) << "\n";
-    for (const auto& s : group_.stores) h << allocate(g_, s, host_);
+    h << kHost << dom_ << " = " << host.shape(group.domain, domainAlt()) << "\n";
+    for (const auto& s : group.stores) h << allocate(g, s, host);
     h << kHost << "_R = " << join(within, " * ") << "\n";
     h << kHost << "_rows = _prod(" << dom_ << ") // _R\n";
     if (looped_) {
@@ -469,21 +464,21 @@ class RowLowering {
         << ", _rows)))\n";
       h << kHost << "_span = triton.cdiv(triton.cdiv(_R, _splits), _block_r) * _block_r\n";
       h << kHost << "_splits = triton.cdiv(_R, _span)\n";
-      h << kHost << stats_ << " = torch.empty((_rows * _splits * 2,), device=" << host_.device
+      h << kHost << stats_ << " = torch.empty((_rows * _splits * 2,), device=" << host.device
         << ", dtype=torch.float32)\n";
     } else {
       h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
-      h << kHost << "_per = max(1, min(" << t_.rows << ", " << rowsCap << " // _block_r))\n";
+      h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
     }
     // Long rows (a norm over a whole image) get more warps, so each thread holds fewer
     // elements; a part's chunks, 8 per thread (more would spill the registers the index math
     // needs).
-    h << kHost << "_warps = max(" << t_.warps << ", "
+    h << kHost << "_warps = max(" << t.warps << ", "
       << (looped_ ? "_block_r // 256" : "min(16, _block_r // 2048)") << ")\n";
     h << bindOperands(ops_);
     const std::string options =
         ", BLOCK_R=_block_r, num_warps=_warps" +
-        (t_.stages > 0 ? ", num_stages=" + std::to_string(t_.stages) : std::string());
+        (t.stages > 0 ? ", num_stages=" + std::to_string(t.stages) : std::string());
     if (looped_) {
       h << kHost << name_ << "_stats[(_rows * _splits,)](" << join(statsSig_.args, ", ") << options
         << ")\n";
@@ -496,12 +491,6 @@ class RowLowering {
     return h.str();
   }
 
-  const OpGraph& g_;
-  const FusionGroup& group_;
-  const int index_;
-  const Tiling& t_;
-  const HostContext& host_;
-  GroupState st_;
   const int rank_;
   const RowLayout layout_;
   const std::string dom_, name_;

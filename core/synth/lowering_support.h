@@ -56,6 +56,28 @@ class GroupState {
   std::vector<std::string> order_;
 };
 
+/// What a lowerer is given, with the group's bookkeeping: the common part of every lowering's
+/// plan (the group's first node is the one the kernel is built around).
+struct GroupLowering {
+  GroupLowering(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
+                const HostContext& hostContext)
+      : g(graph),
+        group(fused),
+        index(at),
+        t(tiling),
+        host(hostContext),
+        head(graph.nodes[fused.nodes.front()]),
+        st(graph, fused) {}
+
+  const OpGraph& g;
+  const FusionGroup& group;
+  int index;
+  const Tiling& t;
+  const HostContext& host;
+  const OpNode& head;
+  GroupState st;
+};
+
 /// A kernel's parameters and, in the same order, the launch's arguments.
 struct KernelSignature {
   std::vector<std::string> params, args;
