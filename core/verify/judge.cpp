@@ -668,18 +668,23 @@ void judgeTiming(const Observations& o, Evaluation& e, const JudgeOptions& optio
   judgeRounds(o, e, flags);
   if (e.correct && e.timing.referenceMs && e.timing.candidateMs && *e.timing.candidateMs > 0) {
     e.speedup = *e.timing.referenceMs / *e.timing.candidateMs;
-    // The samples speak for the time only where it is the candidate's own median, and only
-    // those its median counts (each timing set's first call), round by round beside the
-    // reference's rounds.
+    // The spread comes from the samples its median counts (each timing set's first call),
+    // round by round beside the reference's rounds. Where the outside measurement replaced the
+    // candidate's own median, the candidate's samples are not believed: the range is the
+    // reference's samples over the outside time, and it is marked as one that cannot tell.
     const json& candidateTiming = at(f, "timing");
-    if (e.timing.candidateMs == numberOf(candidateTiming, "median_ms")) {
-      const auto samples = samplesOf(candidateTiming, "fresh_ms");
-      const auto rounds = roundsOf(candidateTiming, "fresh_rounds_ms");
-      e.speedupSpread = spreadAgainst(refTiming, "eager", samples, rounds);
-      if (e.timing.compileReferenceMs) {
-        e.compileSpeedupSpread = spreadAgainst(refTiming, "compile", samples, rounds);
-      }
-    }
+    const bool ownMedian = e.timing.candidateMs == numberOf(candidateTiming, "median_ms");
+    const auto samples = ownMedian ? samplesOf(candidateTiming, "fresh_ms")
+                                   : std::vector<double>(2, *e.timing.candidateMs);
+    const auto rounds =
+        ownMedian ? roundsOf(candidateTiming, "fresh_rounds_ms") : std::vector<std::vector<double>>{};
+    auto spreadOf = [&](const char* name) {
+      auto spread = spreadAgainst(refTiming, name, samples, rounds);
+      if (spread && !ownMedian) spread->noisy = true;
+      return spread;
+    };
+    e.speedupSpread = spreadOf("eager");
+    if (e.timing.compileReferenceMs) e.compileSpeedupSpread = spreadOf("compile");
   }
   checkPlausibility(o, e, options, flags);
 }

@@ -200,7 +200,7 @@ TEST(Judge, TheSpeedupOverTorchCompileCarriesItsOwnSpread) {
   EXPECT_DOUBLE_EQ(e.compileSpeedupSpread->high, 3.0);
 }
 
-TEST(Judge, AnOutsideTimeHasNoSpreadFromTheCandidatesOwnSamples) {
+TEST(Judge, AnOutsideTimeTakesItsSpreadFromTheReferenceAloneAndCannotTell) {
   auto o = honest();
   o.referenceFacts["timing"]["eager_samples_ms"] = {1.9, 2.0, 2.1};
   o.candidateFacts["timing"]["fresh_ms"] = {0.1, 0.1, 0.1};
@@ -208,7 +208,12 @@ TEST(Judge, AnOutsideTimeHasNoSpreadFromTheCandidatesOwnSamples) {
   o.outsideCheckMs = 1000.0;  // 100 ms per call from outside: the reported time is not confirmed
   auto e = judge(o, {});
   EXPECT_TRUE(hasFlag(e, "unconfirmed_timing"));
-  EXPECT_FALSE(e.speedupSpread);
+  // The candidate's own samples (20x) are not believed; the reference's quartiles over the
+  // outside time are, and the range says it cannot tell.
+  ASSERT_TRUE(e.speedupSpread);
+  EXPECT_DOUBLE_EQ(e.speedupSpread->low, 1.95 / 100);
+  EXPECT_DOUBLE_EQ(e.speedupSpread->high, 2.05 / 100);
+  EXPECT_TRUE(e.speedupSpread->noisy);
 }
 
 TEST(Judge, StaticFailuresAreInvalid) {
