@@ -676,8 +676,8 @@ void judgeTiming(const Observations& o, Evaluation& e, const JudgeOptions& optio
     const bool ownMedian = e.timing.candidateMs == numberOf(candidateTiming, "median_ms");
     const auto samples = ownMedian ? samplesOf(candidateTiming, "fresh_ms")
                                    : std::vector<double>(2, *e.timing.candidateMs);
-    const auto rounds =
-        ownMedian ? roundsOf(candidateTiming, "fresh_rounds_ms") : std::vector<std::vector<double>>{};
+    const auto rounds = ownMedian ? roundsOf(candidateTiming, "fresh_rounds_ms")
+                                  : std::vector<std::vector<double>>{};
     auto spreadOf = [&](const char* name) {
       auto spread = spreadAgainst(refTiming, name, samples, rounds);
       if (spread && !ownMedian) spread->noisy = true;
