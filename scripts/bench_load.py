@@ -63,7 +63,18 @@ def verify(root, example):
             "reference_ms": t.get("reference_ms"), "candidate_ms": t.get("candidate_ms"),
             "compile_ms": t.get("compile_reference_ms"), "threads": t.get("threads"),
             "rounds": t.get("rounds"), "interleaved": t.get("interleaved"),
-            "flags": [f["id"] for f in e.get("flags", [])], "seconds": seconds}
+            "flags": [f["id"] for f in e.get("flags", [])], "seconds": seconds,
+            "samples": _round_samples(e)}
+
+
+def _round_samples(e):
+    """Each side's timed rounds (ms per call), so another spread rule can be tried on them."""
+    facts = e.get("facts") or {}
+    ref = (facts.get("reference") or {}).get("timing") or {}
+    cand = (facts.get("candidate") or {}).get("timing") or {}
+    return {"reference": ref.get("eager_fresh_rounds_ms") or ref.get("eager_rounds_ms"),
+            "compile": ref.get("compile_fresh_rounds_ms") or ref.get("compile_rounds_ms"),
+            "candidate": cand.get("fresh_rounds_ms")}
 
 
 def judge(rows):

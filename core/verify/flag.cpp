@@ -56,6 +56,9 @@ const std::vector<FlagInfo>& flagCatalogue() {
       {"unpaired_timing", Warning,
        "the reference's and the candidate's timed rounds did not alternate (a side missed its "
        "turns or its timer failed): load may have fallen on one side only"},
+      {"contended_timing", Warning,
+       "other work competed for the CPU while the rounds were timed on it: the speedup is "
+       "reported as noisy"},
       {"impossible_timing", Cheat,
        "a measured time below the physical floor: the task's bytes over the device's measured "
        "bandwidth, or its arithmetic over its peak rate"},

@@ -653,6 +653,25 @@ bool judgeCorrectness(const Observations& o, Evaluation& e, FlagSet& flags) {
   return primaryCorrect;
 }
 
+/// Whether other work competed for the CPU while a CPU device timed the rounds. Turns make load
+/// that comes and goes fall on both sides alike, but load does not slow every kind of work
+/// alike (a kernel launched through a runtime's threads waits for the scheduler more than an
+/// inline eager call), so a speedup timed on a contended CPU is no number for a quiet one: it
+/// is marked noisy, and the reward counts its low end.
+void judgeContention(const Observations& o, Evaluation& e, FlagSet& flags) {
+  if (get(at(o.referenceFacts, "device"), "kind", "") == "cuda") return;
+  const json& pressure = at(o.turns, "cpu_pressure");
+  const auto share = numberOf(pressure, "fraction");
+  if (!share || *share <= kContendedCpuShare) return;
+  std::ostringstream m;
+  m << "the CPU was contended while the rounds were timed: for " << std::lround(*share * 100)
+    << "% of their time some task waited for a CPU; the speedup is reported as noisy";
+  flags.raise("contended_timing", m.str(), std::nullopt, pressure);
+  for (auto* spread : {&e.speedupSpread, &e.compileSpeedupSpread}) {
+    if (*spread) (*spread)->noisy = true;
+  }
+}
+
 /// Step 5, timing: both sides' times, the rounds, the speedup with its spread, and whether the
 /// times are physically possible.
 void judgeTiming(const Observations& o, Evaluation& e, const JudgeOptions& options,
@@ -685,6 +704,7 @@ void judgeTiming(const Observations& o, Evaluation& e, const JudgeOptions& optio
     };
     e.speedupSpread = spreadOf("eager");
     if (e.timing.compileReferenceMs) e.compileSpeedupSpread = spreadOf("compile");
+    judgeContention(o, e, flags);
   }
   checkPlausibility(o, e, options, flags);
 }

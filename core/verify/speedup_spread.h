@@ -22,6 +22,11 @@ struct SpeedupSpread {
 
 inline constexpr double kNoisySpreadRatio = 2.0;
 
+/// The share of the timed rounds' time during which some task waited for a CPU above which a
+/// CPU device's times are taken as contended. A quiet machine verifying alone stays well below
+/// it (its own bookkeeping between turns); other processes busy on every core go far above it.
+inline constexpr double kContendedCpuShare = 0.25;
+
 /// The q-quantile (0..1) of `samples`, interpolated linearly between order statistics.
 double quantile(std::vector<double> samples, double q);
 

@@ -2,6 +2,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
+#include "core/proc/cpu_pressure.h"
+
 namespace crucible {
 
 using nlohmann::json;
@@ -88,13 +92,35 @@ bool TurnReferee::candidateAsked() const {
 json TurnReferee::log() const {
   std::scoped_lock lock(mutex_);
   json turns = json::array();
+  double timed = 0;
+  double stalled = 0;
+  bool measured = !turns_.empty();
   for (const auto& t : turns_) {
+    const bool ended = t.end >= t.start;
+    json stall;
+    if (ended && t.stalledAtStart && t.stalledAtEnd && *t.stalledAtEnd >= *t.stalledAtStart) {
+      stall = static_cast<double>(*t.stalledAtEnd - *t.stalledAtStart) / 1e6;
+      timed += t.end - t.start;
+      stalled += stall.get<double>();
+    } else if (ended) {
+      measured = false;
+    }
     turns.push_back({{"side", nameOf(t.side)},
                      {"index", t.index},
                      {"start_s", t.start},
-                     {"end_s", t.end < t.start ? json() : json(t.end)}});
+                     {"end_s", ended ? json(t.end) : json()},
+                     {"cpu_stalled_s", stall}});
   }
-  return {{"turns", std::move(turns)}, {"protocol_errors", protocolErrors_}};
+  json pressure;
+  if (measured && timed > 0) {
+    pressure = {{"stalled_s", stalled},
+                {"timed_s", timed},
+                {"fraction", std::min(1.0, stalled / timed)},
+                {"source", "/proc/pressure/cpu (some)"}};
+  }
+  return {{"turns", std::move(turns)},
+          {"protocol_errors", protocolErrors_},
+          {"cpu_pressure", pressure}};
 }
 
 void TurnReferee::grantIfDue() {
@@ -114,7 +140,7 @@ void TurnReferee::grantIfDue() {
 void TurnReferee::grant(TimingSide side) {
   Side& s = of(side);
   if (side == TimingSide::Reference) pauseCandidate(true);
-  turns_.push_back({side, *s.waiting, now(), -1});
+  turns_.push_back({side, *s.waiting, now(), -1, proc::cpuStalledMicros(), std::nullopt});
   s.waiting.reset();
   updateHeld(s);
   holder_ = side;
@@ -124,6 +150,7 @@ void TurnReferee::grant(TimingSide side) {
 void TurnReferee::endTurn(TimingSide side) {
   holder_.reset();
   turns_.back().end = now();
+  turns_.back().stalledAtEnd = proc::cpuStalledMicros();
   // The candidate is paused only while the reference times: it must be running to ask for its
   // next turn.
   if (side == TimingSide::Reference) pauseCandidate(false);

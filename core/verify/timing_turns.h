@@ -8,6 +8,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -42,8 +43,10 @@ class TurnReferee {
   std::chrono::milliseconds heldUp(TimingSide side) const;
   /// Whether the candidate side has asked for a turn yet.
   bool candidateAsked() const;
-  /// Every turn granted, in order: {"side", "index", "start_s", "end_s"} (seconds from the
-  /// referee's start), and the messages that broke the protocol.
+  /// Every turn granted, in order: {"side", "index", "start_s", "end_s", "cpu_stalled_s"}
+  /// (seconds from the referee's start; the seconds some task waited for a CPU during the turn,
+  /// null where the kernel does not say), the messages that broke the protocol, and
+  /// "cpu_pressure": the share of all turns' time during which some task waited for a CPU.
   nlohmann::json log() const;
 
  private:
@@ -61,6 +64,7 @@ class TurnReferee {
     TimingSide side;
     int index;
     double start, end;
+    std::optional<std::uint64_t> stalledAtStart, stalledAtEnd;  // microseconds, machine-wide
   };
 
   void grantIfDue();  // with mutex_ held

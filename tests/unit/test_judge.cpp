@@ -168,6 +168,28 @@ TEST(Judge, LoadThatComesAndGoesBetweenRoundsWidensTheSpread) {
   EXPECT_DOUBLE_EQ(e.speedupSpread->high, 2.0);
 }
 
+TEST(Judge, RoundsTimedOnAContendedCpuAreNoisyAndSaySo) {
+  auto o = inTurns({{2.0, 2.0}, {2.0, 2.1}, {1.9, 2.0}}, {{1.0, 1.0}, {1.0, 1.05}, {0.95, 1.0}});
+  o.turns["cpu_pressure"] = {{"fraction", 0.6}, {"stalled_s", 0.6}, {"timed_s", 1.0}};
+  auto e = judge(o, {});
+  ASSERT_TRUE(hasFlag(e, "contended_timing")) << json(e.flags).dump();
+  EXPECT_EQ(e.verdict, Verdict::Verified);  // a warning: the candidate's result stands
+  ASSERT_TRUE(e.speedupSpread);
+  EXPECT_TRUE(e.speedupSpread->noisy);  // the same rounds quiet are not (RoundsTimedInTurns...)
+  const auto& flag = *std::find_if(e.flags.begin(), e.flags.end(),
+                                   [](const Flag& f) { return f.id == "contended_timing"; });
+  EXPECT_NE(flag.message.find("60%"), std::string::npos) << flag.message;
+  EXPECT_EQ(flag.evidence["timed_s"], 1.0);
+
+  // A machine's own bookkeeping between turns is not contention.
+  o.turns["cpu_pressure"]["fraction"] = 0.07;
+  EXPECT_FALSE(hasFlag(judge(o, {}), "contended_timing"));
+  // Nor is a busy host CPU while a GPU times its kernels.
+  o.turns["cpu_pressure"]["fraction"] = 0.6;
+  o.referenceFacts["device"]["kind"] = "cuda";
+  EXPECT_FALSE(hasFlag(judge(o, {}), "contended_timing"));
+}
+
 TEST(Judge, RoundsOutOfTurnAreAWarningThatSaysWhy) {
   auto o = inTurns({{2.0}, {2.0}}, {{1.0}, {1.0}});
   o.candidateFacts["turns"]["granted"] = 1;

@@ -3,9 +3,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "core/proc/cpu_pressure.h"
 #include "core/verify/timing_turns.h"
 
 namespace crucible {
@@ -66,6 +71,46 @@ TEST(TurnReferee, TheFirstTurnWaitsForBothSidesThenTheyAlternate) {
   for (std::size_t i = 1; i < turns.size(); ++i) {
     EXPECT_LE(turns[i - 1]["end_s"].get<double>(), turns[i]["start_s"].get<double>());
   }
+}
+
+TEST(TurnReferee, EachTurnSaysHowLongTheCpuWasContendedDuringIt) {
+  if (!proc::cpuStalledMicros()) GTEST_SKIP() << "this kernel gives no CPU pressure";
+  TurnReferee referee;
+  referee.message(TimingSide::Reference, ready(0));
+  referee.message(TimingSide::Candidate, ready(0));
+  // Two threads that want the CPU longer than the turn lasts, beside this one: on a machine of
+  // fewer cores than that, someone waits.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  std::vector<std::thread> busy;
+  const unsigned n = std::thread::hardware_concurrency() + 1;
+  for (unsigned i = 0; i < n; ++i) {
+    busy.emplace_back([until] {
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+  }
+  for (auto& t : busy) t.join();
+  referee.message(TimingSide::Reference, done(0));
+  const json log = referee.log();
+  ASSERT_EQ(log["turns"].size(), 2u);
+  EXPECT_TRUE(log["turns"][0]["cpu_stalled_s"].is_number()) << log.dump();
+  EXPECT_TRUE(log["turns"][1]["cpu_stalled_s"].is_null());  // still running
+  const json& pressure = log["cpu_pressure"];
+  ASSERT_TRUE(pressure.is_object()) << log.dump();
+  EXPECT_GT(pressure["fraction"].get<double>(), 0.1) << pressure.dump();
+  EXPECT_LE(pressure["fraction"].get<double>(), 1.0);
+}
+
+TEST(CpuPressure, ReadsTheSomeTotalAndRefusesWhatIsNotThere) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto file = dir / ("crucible-psi-" + std::to_string(::getpid()));
+  std::ofstream(file) << "some avg10=1.00 avg60=0.50 avg300=0.10 total=123456\n"
+                         "full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n";
+  EXPECT_EQ(proc::cpuStalledMicros(file), 123456u);
+  std::ofstream(file) << "full avg10=0.00 total=7\nsome avg10=0.00 total=12x\n";
+  EXPECT_FALSE(proc::cpuStalledMicros(file));
+  std::filesystem::remove(file);
+  EXPECT_FALSE(proc::cpuStalledMicros(file));
 }
 
 TEST(TurnReferee, MessagesOutOfProtocolAreLoggedAndGrantNothing) {
