@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "tests/support/cli_run.h"
 
@@ -40,10 +42,13 @@ TEST_P(BundledExample, CandidateVerifiesOnOpenclWithoutCheatingFlags) {
   ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["verdict"], "verified") << run.out;
-  // implausible_speedup is about timing, not the kernel: on a loaded machine eager PyTorch's
-  // thread pool can take milliseconds for row_softmax's 32x200, and the judge rightly warns.
+  // Only warnings about the timing itself, which a loaded machine (a parallel test run) rightly
+  // raises: they are about the measurement, not the kernel.
+  const std::set<std::string> aboutTiming = {"implausible_speedup", "contended_timing",
+                                             "unconfirmed_timing"};
   for (const auto& flag : j["flags"]) {
-    EXPECT_EQ(flag["id"], "implausible_speedup") << flag.dump();
+    EXPECT_TRUE(aboutTiming.count(flag["id"].get<std::string>())) << flag.dump();
+    EXPECT_EQ(flag["severity"], "warning") << flag.dump();
   }
 }
 
