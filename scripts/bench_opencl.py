@@ -1,7 +1,7 @@
 """Benchmarks of the opencl backend (issue 3, docs/PERFORMANCE.md): each kernel of
 bench_opencl_kernels.py on Crucible's Triton-to-OpenCL compiler (PoCL, all cores) against eager
 PyTorch on the CPU (same thread count) and against the Triton interpreter, plus the cold compile
-per kernel and the warm-cache launch path. Run through scripts/bench-opencl.sh.
+per kernel and the warm-cache launch path. Run through scripts/bench_opencl.sh.
 
 The shim is imported the way the worker's candidate stage imports it (use_triton_shim); the
 interpreter runs in a child process (the shim shadows triton in this one), and so does the

@@ -7,8 +7,8 @@
 #include <QMainWindow>
 #include <QMenu>
 
-#include "ui/generate/generation_controller.h"
-#include "ui/model/workbench_controller.h"
+#include "ui/workbench/generation_controller.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

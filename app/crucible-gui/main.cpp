@@ -3,8 +3,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 
-#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
+#include "ui/workbench/pipeline_generation_controller.h"
 
 int main(int argc, char* argv[]) {
   QApplication app(argc, argv);

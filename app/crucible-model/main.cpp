@@ -6,8 +6,8 @@
 #include <iostream>
 #include <string>
 
-#include "core/model/protocol_server.h"
-#include "model/torch_decoder.h"
+#include "core/llm/protocol_server.h"
+#include "core/llm/torch/torch_decoder.h"
 
 namespace {
 
@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
   // std::cin is tied to std::cout: every read on the stdin thread would flush std::cout while
   // the main thread writes it, a data race that under load put stray "\n" lines in the output.
   std::cin.tie(nullptr);
-  const int rc =
-      crucible::model::serveProtocol(std::cin, std::cout, crucible::model::makeTorchDecoder);
+  const int rc = crucible::llm::serveProtocol(std::cin, std::cout, crucible::llm::makeTorchDecoder);
   std::cout.flush();
   std::_Exit(rc);  // the stdin reader may still be blocked; leave without unwinding it
 }

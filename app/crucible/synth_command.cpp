@@ -7,7 +7,7 @@
 #include "app/crucible/cli_support.h"
 #include "app/crucible/commands.h"
 #include "app/crucible/interrupt.h"
-#include "core/synth/synthesizer.h"
+#include "core/kernel_synth/synthesizer.h"
 #include "core/verify/verifier.h"
 
 namespace crucible::cli {
@@ -31,7 +31,7 @@ constexpr const char* kSynthUsage =
     "2 bad usage or a reference that does not load or trace; 3 infrastructure error\n";
 
 struct SynthOptions {
-  synth::SynthRequest request;
+  kernel_synth::SynthRequest request;
   std::string outDir;
   bool json = false;
 };
@@ -79,7 +79,7 @@ void writeText(const std::filesystem::path& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path.string());
 }
 
-void writeOut(const std::string& dir, const synth::SynthResult& r) {
+void writeOut(const std::string& dir, const kernel_synth::SynthResult& r) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
   writeText(fs::path(dir) / "graph.json", r.graph.dump(2) + "\n");
@@ -95,12 +95,12 @@ int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostre
   SynthOptions o;
   if (auto code = parseCommandLine(args, "synth", kSynthUsage, parse, o, out, err)) return *code;
   watchForInterrupt();
-  synth::SynthResult result;
+  kernel_synth::SynthResult result;
   try {
     auto progress = [&](const std::string& m) {
       if (!o.json) err << "[synth] " << m << "\n";
     };
-    result = synth::synthesize(o.request, interruptSource().get_token(), progress);
+    result = kernel_synth::synthesize(o.request, interruptSource().get_token(), progress);
     if (!o.outDir.empty()) writeOut(o.outDir, result);
   } catch (const BadInput& e) {
     err << "crucible synth: " << e.what() << "\n";

@@ -1,4 +1,4 @@
-// `crucible tasks synth` (DRTriton's CSP-DAG task synthesis, core/tasksynth) and
+// `crucible tasks synth` (DRTriton's CSP-DAG task synthesis, core/task_synth) and
 // `crucible tasks list` (a task folder's index.json: the bundled corpus by default).
 // Exit codes: 0 done; 1 the synthesis gave up (too many rejected candidates); 2 bad usage or
 // unreadable index; 3 the worker failed; 130 interrupted (what was accepted is written).
@@ -19,8 +19,8 @@
 #include "core/util/locations.h"
 
 #ifdef CRUCIBLE_HAVE_TASKSYNTH
-#include "core/tasksynth/op_catalogue.h"
-#include "core/tasksynth/synthesizer.h"
+#include "core/task_synth/op_catalogue.h"
+#include "core/task_synth/synthesizer.h"
 #endif
 
 namespace crucible::cli {
@@ -134,8 +134,8 @@ int runList(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 #ifdef CRUCIBLE_HAVE_TASKSYNTH
 
-tasksynth::SynthOptions parseSynth(const std::vector<std::string>& args, bool& asJson) {
-  tasksynth::SynthOptions o;
+task_synth::SynthOptions parseSynth(const std::vector<std::string>& args, bool& asJson) {
+  task_synth::SynthOptions o;
   bool haveOps = false, haveCount = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -202,7 +202,7 @@ void printWrapped(std::ostream& out, const std::vector<std::string>& items,
   if (!line.empty()) out << "  " << line << "\n";
 }
 
-void printReport(const tasksynth::SynthReport& r, const tasksynth::SynthOptions& o,
+void printReport(const task_synth::SynthReport& r, const task_synth::SynthOptions& o,
                  std::ostream& out) {
   out << "wrote " << r.tasks.size() << " of " << o.count << " tasks to " << o.outDir.string()
       << " (index.json)" << (r.cancelled ? ", interrupted" : "") << "\n";
@@ -212,7 +212,7 @@ void printReport(const tasksynth::SynthReport& r, const tasksynth::SynthOptions&
       << std::fixed << std::setprecision(2) << "time: " << r.seconds << " s ("
       << (r.seconds > 0 ? static_cast<double>(r.tasks.size()) / r.seconds : 0.0)
       << " tasks/s; solving " << r.solveSeconds << " s, run check " << r.checkSeconds << " s)\n";
-  const auto ops = tasksynth::catalogue();
+  const auto ops = task_synth::catalogue();
   out << "coverage: " << ops.size() - r.unused.size() << " of " << ops.size()
       << " operators used\n";
   std::vector<std::string> items;
@@ -229,17 +229,17 @@ int runTaskSynth(const std::vector<std::string>& args, std::ostream& out, std::o
   bool asJson = false;
   const auto options = parseSynth(args, asJson);
   watchForInterrupt();
-  const auto progress = [&err](const tasksynth::SynthProgress& p) {
+  const auto progress = [&err](const task_synth::SynthProgress& p) {
     err << "synth: " << p.accepted << "/" << p.target << " tasks, " << p.candidates
         << " candidates, " << p.rejected << " rejected\n";
   };
-  tasksynth::SynthReport report;
+  task_synth::SynthReport report;
   try {
-    report = tasksynth::synthesize(options, progress, interruptSource().get_token());
+    report = task_synth::synthesize(options, progress, interruptSource().get_token());
   } catch (const std::invalid_argument& e) {
     err << "crucible tasks synth: " << e.what() << "\n";
     return 2;
-  } catch (const tasksynth::CheckInfrastructureError& e) {
+  } catch (const task_synth::CheckInfrastructureError& e) {
     err << "crucible tasks synth: " << e.what() << "\n";
     return 3;
   } catch (const std::exception& e) {

@@ -2,22 +2,22 @@
 
 #include <utility>
 
-#include "core/synth/synthesizer.h"
+#include "core/kernel_synth/synthesizer.h"
 #include "core/verify/verifier.h"
 
 namespace crucible::generate {
 
 void SynthGenerator::generate(const GenerateRequest& request, std::stop_token stop,
                               const TokenCallback& onToken, const CandidateCallback& onCandidate) {
-  synth::SynthRequest synthRequest;
+  kernel_synth::SynthRequest synthRequest;
   synthRequest.referencePath = request.referencePath;
   synthRequest.maxCandidates = request.n;
   if (!request.backend.empty()) synthRequest.backend = request.backend;
   if (request.seed) synthRequest.seed = static_cast<int>(*request.seed);
 
-  synth::SynthResult result;
+  kernel_synth::SynthResult result;
   try {
-    result = synth::synthesize(synthRequest, stop, [&](const std::string& text) {
+    result = kernel_synth::synthesize(synthRequest, stop, [&](const std::string& text) {
       if (onToken) onToken(-1, text);
     });
   } catch (const BadInput&) {
@@ -32,7 +32,7 @@ void SynthGenerator::generate(const GenerateRequest& request, std::stop_token st
     throw GenerateError(message);
   }
   int index = 0;
-  for (synth::SynthCandidate& candidate : result.candidates) {
+  for (kernel_synth::SynthCandidate& candidate : result.candidates) {
     if (stop.stop_requested()) return;
     GeneratedCandidate generated;
     generated.index = index++;

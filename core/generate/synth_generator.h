@@ -1,6 +1,6 @@
 #pragma once
-// The built-in synthesizer (core/synth) as a Generator: it traces the reference once and offers
-// one candidate per tiling. It does not stream tokens; its progress text arrives through
+// The built-in synthesizer (core/kernel_synth) as a Generator: it traces the reference once and
+// offers one candidate per tiling. It does not stream tokens; its progress text arrives through
 // onToken(-1, text).
 
 #include "core/generate/generator.h"

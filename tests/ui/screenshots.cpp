@@ -13,14 +13,14 @@
 #include <QSettings>
 #include <QTemporaryDir>
 
-#include "ui/app/resources_dir.h"
-#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 #include "ui/panes/candidate_pane.h"
 #include "ui/panes/candidates_pane.h"
 #include "ui/panes/generation_pane.h"
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
+#include "ui/settings/resources_dir.h"
+#include "ui/workbench/pipeline_generation_controller.h"
 
 using namespace crucible::ui;
 

@@ -1,5 +1,5 @@
 // Generation with the embedded model through the real window, offscreen, on tiny random-weight
-// models made at test time (tests/model/make_embedded_fixtures.py): add a model folder to the
+// models made at test time (tests/llm/make_embedded_fixtures.py): add a model folder to the
 // picker, generate (tokens stream into the live view, the garbage answers arrive and are judged
 // invalid), Stop in the middle of a generation (the engine stays loaded and serves the next run),
 // and an engine killed mid-generation (an error in the pane, the app goes on, the next run starts
@@ -11,11 +11,11 @@
 #include <csignal>
 
 #include "tests/support/child_processes.h"
-#include "ui/app/resources_dir.h"
-#include "ui/app/settings.h"
-#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 #include "ui/panes/generation_pane.h"
+#include "ui/settings/resources_dir.h"
+#include "ui/settings/settings.h"
+#include "ui/workbench/pipeline_generation_controller.h"
 
 using namespace crucible;
 using namespace crucible::ui;

@@ -11,11 +11,11 @@
 
 #include "tests/support/fake_endpoint.h"
 #include "tests/ui/ui_test_support.h"
-#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 #include "ui/panes/generation_pane.h"
 #include "ui/panes/sessions_pane.h"
 #include "ui/panes/verification_pane.h"
+#include "ui/workbench/pipeline_generation_controller.h"
 
 using namespace crucible;
 using namespace crucible::ui;

@@ -19,8 +19,6 @@
 #include <QtTest>
 
 #include "tests/ui/ui_test_support.h"
-#include "ui/app/resources_dir.h"
-#include "ui/generate/pipeline_generation_controller.h"
 #include "ui/main_window.h"
 #include "ui/panes/candidate_pane.h"
 #include "ui/panes/candidates_pane.h"
@@ -30,6 +28,8 @@
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
 #include "ui/panes/verification_pane.h"
+#include "ui/settings/resources_dir.h"
+#include "ui/workbench/pipeline_generation_controller.h"
 
 using namespace crucible;
 using namespace crucible::ui;

@@ -9,8 +9,8 @@
 #include <QSettings>
 #include <QTemporaryDir>
 
-#include "ui/app/resources_dir.h"
-#include "ui/app/settings.h"
+#include "ui/settings/resources_dir.h"
+#include "ui/settings/settings.h"
 
 namespace crucible::ui::testing {
 

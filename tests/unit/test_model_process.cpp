@@ -1,7 +1,7 @@
 // The model engine's client without a model (fast, default run): a missing engine and a missing
 // model are clear errors that name them, errors are events that leave the engine running, and
 // --device/--dtype are checked before anything starts. The suite with tiny models that generate
-// is tests/model/embedded_*.cpp (label model).
+// is tests/llm/embedded_*.cpp (label model).
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <QDialog>
 
-#include "ui/app/settings.h"
+#include "ui/settings/settings.h"
 
 class QLineEdit;
 class QComboBox;

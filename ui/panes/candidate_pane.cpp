@@ -4,7 +4,7 @@
 #include <QClipboard>
 #include <QVBoxLayout>
 
-#include "ui/model/candidates_model.h"
+#include "ui/workbench/candidates_model.h"
 
 namespace crucible::ui {
 

@@ -4,8 +4,8 @@
 #include <QTableView>
 #include <QWidget>
 
-#include "ui/model/candidates_model.h"
-#include "ui/model/workbench_controller.h"
+#include "ui/workbench/candidates_model.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

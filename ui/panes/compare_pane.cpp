@@ -7,8 +7,8 @@
 #include <QVBoxLayout>
 
 #include "core/util/line_diff.h"
-#include "ui/model/candidates_model.h"
-#include "ui/model/verdict_style.h"
+#include "ui/workbench/candidates_model.h"
+#include "ui/workbench/verdict_style.h"
 
 namespace crucible::ui {
 

@@ -6,8 +6,8 @@
 #include <QTableWidget>
 #include <QWidget>
 
-#include "ui/model/workbench_controller.h"
 #include "ui/panes/code_editor.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

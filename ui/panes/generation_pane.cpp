@@ -7,7 +7,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
-#include "ui/app/settings.h"
+#include "ui/settings/settings.h"
 
 namespace crucible::ui {
 

@@ -13,9 +13,9 @@
 #include <QToolButton>
 #include <QWidget>
 
-#include "ui/generate/generation_controller.h"
-#include "ui/model/workbench_controller.h"
 #include "ui/panes/backend_box.h"
+#include "ui/workbench/generation_controller.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

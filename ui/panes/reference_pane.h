@@ -5,8 +5,8 @@
 #include <QLabel>
 #include <QWidget>
 
-#include "ui/model/workbench_controller.h"
 #include "ui/panes/code_editor.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

@@ -8,9 +8,9 @@
 #include <QPushButton>
 #include <QWidget>
 
-#include "ui/model/workbench_controller.h"
 #include "ui/panes/backend_box.h"
 #include "ui/services/device_service.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

@@ -6,7 +6,7 @@
 #include <QPushButton>
 #include <QTimer>
 
-#include "ui/model/verdict_style.h"
+#include "ui/workbench/verdict_style.h"
 
 namespace crucible::ui {
 

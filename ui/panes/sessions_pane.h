@@ -8,7 +8,7 @@
 #include <QTableWidget>
 #include <QWidget>
 
-#include "ui/model/workbench_controller.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/verify/report_text.h"
-#include "ui/model/verdict_style.h"
+#include "ui/workbench/verdict_style.h"
 
 namespace crucible::ui {
 

@@ -7,9 +7,9 @@
 #include <QTreeWidget>
 #include <QWidget>
 
-#include "ui/model/workbench_controller.h"
 #include "ui/panes/error_picture.h"
 #include "ui/panes/reward_chart.h"
+#include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
 

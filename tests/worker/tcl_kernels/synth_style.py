@@ -1,4 +1,4 @@
-"""Kernels in the shapes Crucible's synthesizer (core/synth/lowering.cpp) emits, against the
+"""Kernels in the shapes Crucible's synthesizer (core/kernel_synth/lowering.cpp) emits, against the
 Triton interpreter and PyTorch (test_tcl_differential.py): a direct conv2d with tl.static_range
 taps and zero-padding masks inside a runtime channel loop (lanes decoded by a @jit helper
 returning a tuple), a max pool starting from -inf, and a

@@ -1,0 +1,41 @@
+#pragma once
+// A convolution or pooling node's geometry, read from its traced attributes and shapes: which
+// kind of window loop it is, the spatial window, stride, padding and dilation, and its operands.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/kernel_synth/op_graph.h"
+
+namespace crucible::kernel_synth {
+
+struct ConvSpec {
+  enum class Kind { Conv, Transposed, MaxPool, AvgPool, AdaptiveAvgPool };
+  Kind kind = Kind::Conv;
+  int spatial = 2;                            // spatial dims (1 or 2)
+  std::vector<int> window, stride, pad, dil;  // adaptive: window is the largest window
+  std::string input, weight, bias;            // value names; weight/bias empty when absent
+  int groups = 1;
+  bool pool() const { return kind != Kind::Conv && kind != Kind::Transposed; }
+  int windowSize() const;
+  /// Implicit GEMM (lower_conv_gemm.cpp) covers ungrouped convolutions, transposed or not.
+  bool gemmApplies() const { return !pool() && groups == 1; }
+  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those, transposed ones only without
+  /// dilation (their taps then fall into one class per output position modulo the stride).
+  bool channelsLastApplies() const;
+  /// The kernel's name for spatial dim i: "h", "w" (2-D) or "w" (1-D).
+  std::string axis(int i) const { return spatial == 1 || i == 1 ? "w" : "h"; }
+  /// Kernel lines taking `index` apart into output coordinates o<axis> (the last fastest), with
+  /// what is left (channel and batch) in `rem`.
+  std::string outputCoordinates(const std::string& index) const;
+  /// The window's constexpr parameters ("Kh", "Sh", "Ph", "Dh", ...) and their launch values.
+  std::vector<std::string> constantNames() const;
+  std::string launchConstants() const;
+};
+
+/// nullopt with `why` for a node it cannot lower (an unbatched input, padding by name,
+/// ceil_mode, ...).
+std::optional<ConvSpec> convSpec(const OpGraph& g, const OpNode& node, std::string& why);
+
+}  // namespace crucible::kernel_synth

@@ -1,0 +1,373 @@
+// Convolutions (1-D and 2-D, one group) as implicit GEMM over channels-last copies: the GPU
+// form. Two small kernels copy the input to (B, spatial..., C_in) and the weight to
+// (C_out, taps..., C_in), so that both tl.dot operands are read along K (the input channels),
+// the layout tensor cores take directly; the product then walks K as (tap, channel block), with
+// each tap's input offsets computed once per step instead of a % and // per element. A program's
+// rows are ROWS output rows x BLOCK_W columns (a power of two), so Triton sees the columns as
+// consecutive. On a GPU this is several times faster than lower_conv_gemm.cpp's form at the level-2
+// shapes (docs/studies/conv_gemm_study.py; figures in docs/PERFORMANCE.md).
+// Transposed convolutions (without dilation) take the same form split by stride class: output o
+// is reached through tap k only where S divides o + P - k, so the outputs of one class
+// (o + P) mod S share their taps, every S-th one; the flat form masked the others out per tap.
+// With the tf32x3-split precision the copies also split each fp32 value into a TF32 high part
+// and the rest, and the K loop issues tf32x3's three products itself as plain TF32 dots over
+// those parts, faster than tl.dot's own tf32x3 (which splits the tiles inside the loop) at the
+// same accuracy (docs/studies/split_tf32_study.py; figures in docs/PERFORMANCE.md).
+// bf16x3-split does the same over bfloat16 parts: hi and lo keep 16 of fp32's 24 significant
+// bits (a product's error about 2^-16 of its size, against TF32 splitting's 2^-22), which kept
+// the level-2 convolutions within the 1e-4 tolerance at twice TF32's tensor-core rate and half
+// its operand bytes, and is faster than the TF32 split.
+#include <optional>
+#include <sstream>
+
+#include "core/kernel_synth/conv_spec.h"
+#include "core/kernel_synth/lowering_support.h"
+
+namespace crucible::kernel_synth {
+
+namespace {
+
+/// How the channels-last copies split each fp32 value for the product.
+enum class Split { None, Tf32, Bf16 };
+
+/// (B, C, spatial...) -> (B, spatial..., C) for any strides of the source; `name` launches it.
+/// With a split, `dst` gets each value rounded to TF32 or bfloat16 and `lo` the rest.
+std::string channelsLastKernel(const std::string& name, int spatial, Split split) {
+  const bool splits = split != Split::None;
+  std::ostringstream k;
+  k << "@triton.jit\n"
+    << "def " << name << "(src, dst, " << (splits ? "lo, " : "")
+    << "C, W, P, s0, s1, s2, s3, BLOCK_C: tl.constexpr,\n"
+    << "        BLOCK_P: tl.constexpr):\n"
+    << kBody << "# copies one batch's (channels x positions) tile to positions x channels,\n"
+    << kBody << "# reading along positions and writing along channels\n"
+    << kBody << "b = tl.program_id(2)\n"
+    << kBody << "rp = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)\n"
+    << kBody << "rc = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)\n"
+    << kBody << "mask = (rc[:, None] < C) & (rp[None, :] < P)\n";
+  if (spatial == 2) {
+    k << kBody << "src_p = (rp // W) * s2 + (rp % W) * s3\n";
+  } else {
+    k << kBody << "src_p = rp * s2\n";
+  }
+  k << kBody << "v = tl.load(src + b * s0 + rc[:, None] * s1 + src_p[None, :], mask=mask)\n"
+    << kBody << "at = (b * P + rp[None, :]) * C + rc[:, None]\n";
+  if (split == Split::None) {
+    k << kBody << "tl.store(dst + at, v, mask=mask)\n\n\n";
+    return k.str();
+  }
+  if (split == Split::Bf16) {
+    k << bf16SplitLines("dst", "lo", "mask") << "\n\n";
+    return k.str();
+  }
+  k << kBody << "# hi: v rounded to TF32 (10 mantissa bits: half of the dropped bits added, then\n"
+    << kBody << "# dropped); lo = v - hi, exact in fp32. inf, NaN and values too large to round\n"
+    << kBody << "# stay whole in hi.\n"
+    << kBody << "bits = v.to(tl.uint32, bitcast=True)\n"
+    << kBody << "rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)\n"
+    << kBody << "hi = tl.where(tl.abs(v) < 3.0e38, rounded, v)\n"
+    << kBody << "tl.store(dst + at, hi, mask=mask)\n"
+    << kBody << "tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)\n\n\n";
+  return k.str();
+}
+
+/// Host lines making `dst` the channels-last copy of `src` (a rank spatial+2 tensor), and `lo`
+/// the rest of its split when `lo` is not empty; the bfloat16 split's parts are bfloat16.
+std::string channelsLastCopy(const std::string& kernel, const std::string& src,
+                             const std::string& dst, const std::string& lo, int spatial,
+                             Split split) {
+  std::ostringstream h;
+  const std::string shape =
+      spatial == 2 ? "(" + src + ".shape[0], " + src + ".shape[2], " + src + ".shape[3], " + src +
+                         ".shape[1])"
+                   : "(" + src + ".shape[0], " + src + ".shape[2], " + src + ".shape[1])";
+  const std::string positions =
+      spatial == 2 ? src + ".shape[2] * " + src + ".shape[3]" : src + ".shape[2]";
+  const std::string strides = spatial == 2 ? "*" + src + ".stride()" : "*" + src + ".stride(), 0";
+  const std::string width = spatial == 2 ? src + ".shape[3]" : "1";
+  h << kHost << dst << " = torch.empty(" << shape << ", device=" << src
+    << ".device, dtype=" << (split == Split::Bf16 ? std::string("torch.bfloat16") : src + ".dtype")
+    << ")\n";
+  if (!lo.empty()) h << kHost << lo << " = torch.empty_like(" << dst << ")\n";
+  // positions on the grid's first axis, the only one not limited to 65535 programs
+  h << kHost << kernel << "[(triton.cdiv(" << positions << ", 64), triton.cdiv(" << src
+    << ".shape[1], 32), " << src << ".shape[0])](\n"
+    << kHost << "    " << src << ", " << dst << ", " << (lo.empty() ? "" : lo + ", ") << src
+    << ".shape[1], " << width << ", " << positions << ", " << strides
+    << ", BLOCK_C=32, BLOCK_P=64)\n";
+  return h.str();
+}
+
+/// What the channels-last lowering of a convolution decides before it writes any text.
+struct ConvClPlan : GroupLowering {
+  using GroupLowering::GroupLowering;
+  std::optional<ConvSpec> spec;
+  bool transposed = false;
+  Split splitKind = Split::None;
+  bool split = false;
+  int sd = 0, rank = 0;  // spatial dims, and the tensors' rank
+  bool twoD = false;
+  std::string dom, name, copy;
+  std::string body;  // the accumulator's statement and the epilogue
+  std::vector<KernelOperand> ops;
+  KernelSignature sig;
+};
+
+/// The convolution's form and the epilogue; false with `why` where this form does not apply.
+bool planConvCl(ConvClPlan& p, std::string& why) {
+  const OpNode& cv = p.head;
+  p.spec = convSpec(p.g, cv, why);
+  if (!p.spec) return false;
+  const ConvSpec& s = *p.spec;
+  if (!s.channelsLastApplies()) {
+    why = cv.op +
+          ": the channels-last implicit GEMM covers ungrouped convolutions (transposed "
+          "ones without dilation)";
+    return false;
+  }
+  p.transposed = s.kind == ConvSpec::Kind::Transposed;
+  // Split operands only where they are fp32 (half precision products need no split).
+  if (cv.dtype == "float32" && p.t.precision == kSplitPrecision) p.splitKind = Split::Tf32;
+  if (cv.dtype == "float32" && p.t.precision == kBf16SplitPrecision) p.splitKind = Split::Bf16;
+  p.split = p.splitKind != Split::None;
+  p.sd = s.spatial;
+  p.rank = p.sd + 2;
+  p.twoD = p.sd == 2;
+  p.dom = "_dom" + std::to_string(p.index);
+  p.body = std::string(kBody) + var(cv.name) + " = acc";
+  if (!s.bias.empty()) p.body += " + tl.load(p_bias + rn * bias_s, mask=n_ok, other=0.0)[None, :]";
+  p.body += origin(cv);
+  if (!lowerEpilogue(p.g, p.group, p.st, broadcastView(p.host, p.dom), p.body, why)) return false;
+  p.ops = p.st.operands();
+  p.name = "k" + std::to_string(p.index) + "_conv_gemm_cl";
+  p.copy = "k" + std::to_string(p.index) + "_to_channels_last";
+  return true;
+}
+
+/// The kernel's parameters and the launch's arguments.
+void signConvCl(ConvClPlan& p) {
+  const ConvSpec& s = *p.spec;
+  KernelSignature& sig = p.sig;
+  sig.add("p_x", "_xl");
+  sig.add("p_w", "_wl");
+  if (p.split) {
+    sig.add("p_x_lo", "_xl_lo");
+    sig.add("p_w_lo", "_wl_lo");
+  }
+  if (!s.bias.empty()) sig.add("p_bias", "_bias");
+  sig.addPointers(p.ops, p.group.stores, var);
+  sig.add("C_OUT", p.dom + "[1]");
+  sig.add("C_IN", "_x.shape[1]");
+  if (p.twoD) {
+    sig.add("Oh", p.dom + "[2]");
+    sig.add("Ih", "_x.shape[2]");
+  }
+  sig.add("Ow", p.dom + "[" + std::to_string(p.rank - 1) + "]");
+  sig.add("Iw", "_x.shape[" + std::to_string(p.rank - 1) + "]");
+  if (!s.bias.empty()) sig.add("bias_s", "_bias.stride(0)");
+  sig.addStrides(p.ops, p.rank);
+  sig.addOutputStrides(p.group.stores, p.rank);
+  sig.constexprs(s.constantNames());
+  sig.constexprs({"ROWS", "BLOCK_W", "BLOCK_N", "BLOCK_K"});
+}
+
+/// A transposed convolution's output positions along axis `a`: every S-th one of its class,
+/// `index` counting them, and q<a>, the input position of the class's first tap.
+std::string classAxis(const std::string& a, const std::string& index, const std::string& of) {
+  const std::string o = "o" + a, S = "S" + a, P = "P" + a, c = "c" + a;
+  return std::string(kBody) + c + " = " + of + "\n" + kBody + o + " = (" + c + " + " + S + " - " +
+         P + " % " + S + ") % " + S + " + (" + index + ") * " + S + "\n" + kBody + "q" + a +
+         " = (" + o + " + " + P + " - " + c + ") // " + S + "\n";
+}
+
+/// The program's tile: its image, output positions and output channels.
+std::string convClTile(const ConvClPlan& p) {
+  const bool twoD = p.twoD, transposed = p.transposed;
+  std::ostringstream k;
+  k << kBody << "pid_m = tl.program_id(0)\n" << kBody << "pid_n = tl.program_id(1)\n";
+  const std::string perW = transposed ? "tl.cdiv(Ow, Sw)" : "Ow";
+  const std::string perH = transposed ? "tl.cdiv(Oh, Sh)" : "Oh";
+  k << kBody << "tiles_w = tl.cdiv(" << perW << ", BLOCK_W)\n";
+  if (twoD) {
+    k << kBody << "tiles_h = tl.cdiv(" << perH << ", ROWS)\n"
+      << kBody << "bi = pid_m // (tiles_w * tiles_h)\n"
+      << kBody << "th = (pid_m // tiles_w) % tiles_h\n";
+  } else {
+    k << kBody << "bi = pid_m // tiles_w\n";
+  }
+  k << kBody << "r = tl.arange(0, ROWS * BLOCK_W)\n";
+  // The tile's position counters along each axis: the output positions themselves, or for a
+  // transposed convolution the index of each position within its stride class.
+  const std::string wIndex = "(pid_m % tiles_w) * BLOCK_W + r % BLOCK_W";
+  const std::string hIndex = "th * ROWS + r // BLOCK_W";
+  if (!transposed) {
+    k << kBody << "ow = " << wIndex << "\n";
+    if (twoD) k << kBody << "oh = " << hIndex << "\n";
+  } else {
+    k << classAxis("w", wIndex, twoD ? "tl.program_id(2) % Sw" : "tl.program_id(2)");
+    if (twoD) k << classAxis("h", hIndex, "tl.program_id(2) // Sw");
+  }
+  k << kBody << (twoD ? "m_ok = (oh < Oh) & (ow < Ow)\n" : "m_ok = ow < Ow\n");
+  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
+  k << kBody << "n_ok = rn < C_OUT\n";
+  return k.str();
+}
+
+/// The K loop over (tap, input channel block): the tap's input positions, both tiles, their
+/// product.
+std::string convClKLoop(const ConvClPlan& p) {
+  const bool twoD = p.twoD;
+  const std::string b2 = std::string(kBody) + kBody;
+  std::ostringstream k;
+  if (p.transposed) {
+    k << kBody << "TW = tl.cdiv(Kw - cw, Sw)  # the class's taps along each axis\n";
+    if (twoD) k << kBody << "TH = tl.cdiv(Kh - ch, Sh)\n";
+    k << kBody << "for step in range(0, " << (twoD ? "TH * TW" : "TW") << " * CB):\n";
+    k << b2 << "tap = step // CB\n";
+    if (twoD) {
+      k << b2 << "kh = ch + (tap // TW) * Sh\n" << b2 << "kw = cw + (tap % TW) * Sw\n";
+      k << b2 << "ih = qh - tap // TW\n" << b2 << "iw = qw - tap % TW\n";
+    } else {
+      k << b2 << "kw = cw + tap * Sw\n" << b2 << "iw = qw - tap\n";
+    }
+  } else {
+    k << kBody << "for step in range(0, " << (twoD ? "Kh * Kw" : "Kw") << " * CB):\n";
+    k << b2 << "tap = step // CB\n";
+    if (twoD) {
+      k << b2 << "kh = tap // Kw\n" << b2 << "kw = tap % Kw\n";
+      k << b2 << "ih = oh * Sh - Ph + kh * Dh\n";
+      k << b2 << "iw = ow * Sw - Pw + kw * Dw\n";
+    } else {
+      k << b2 << "kw = tap\n" << b2 << "iw = ow * Sw - Pw + tap * Dw\n";
+    }
+  }
+  k << b2 << "rk = (step % CB) * BLOCK_K + tl.arange(0, BLOCK_K)\n";
+  k << b2 << "k_ok = rk < C_IN\n";
+  if (twoD) {
+    k << b2 << "ok = m_ok & (ih >= 0) & (ih < Ih) & (iw >= 0) & (iw < Iw)\n";
+    k << b2 << "pos = (bi * Ih + ih) * Iw + iw\n";
+  } else {
+    k << b2 << "ok = m_ok & (iw >= 0) & (iw < Iw)\n";
+    k << b2 << "pos = bi * Iw + iw\n";
+  }
+  k << b2 << "a_at = pos[:, None] * C_IN + rk[None, :]\n"
+    << b2 << "a_ok = ok[:, None] & k_ok[None, :]\n"
+    << b2 << "b_at = (rn[None, :] * " << (twoD ? "(Kh * Kw) + kh * Kw + kw" : "Kw + kw")
+    << ") * C_IN + rk[:, None]\n"
+    << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n"
+    << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
+    << b2 << "b_tile = tl.load(p_w + b_at, mask=b_ok, other=0.0)\n";
+  if (p.split) {
+    // bfloat16 parts go to tl.dot as they are; fp32 ones as TF32, which they hold exactly.
+    const std::string how =
+        p.splitKind == Split::Tf32 ? std::string(", input_precision=\"tf32\")") : ")";
+    k << b2 << "# " << (p.splitKind == Split::Tf32 ? "tf32x3" : "bf16x3")
+      << "'s products over the split copies: the two small ones, then hi x hi\n"
+      << b2 << "a_lo = tl.load(p_x_lo + a_at, mask=a_ok, other=0.0)\n"
+      << b2 << "b_lo = tl.load(p_w_lo + b_at, mask=b_ok, other=0.0)\n"
+      << b2 << "acc = tl.dot(a_lo, b_tile, acc" << how << "\n"
+      << b2 << "acc = tl.dot(a_tile, b_lo, acc" << how << "\n"
+      << b2 << "acc = tl.dot(a_tile, b_tile, acc" << how << "\n";
+  } else {
+    k << b2 << "acc += " << dotCall(p.t) << "\n";
+  }
+  return k.str();
+}
+
+std::string convClKernel(const ConvClPlan& p) {
+  const bool twoD = p.twoD;
+  std::ostringstream k;
+  k << channelsLastKernel(p.copy, p.sd, p.splitKind);
+  k << p.sig.def(p.name);
+  k << kBody << "# " << nodeList(p.g, p.group)
+    << " as implicit GEMM over channels-last copies: rows are\n"
+    << kBody << "# ROWS x BLOCK_W output positions of one image, columns output channels, K runs\n"
+    << kBody << "# over (tap, input channel block); out-of-range taps are the zero padding.\n";
+  if (p.transposed) {
+    k << kBody << "# Transposed: output o takes input (o + P - k) / S through tap k only where S\n"
+      << kBody << "# divides o + P - k, so a program takes the positions of one class c = (o + P)\n"
+      << kBody << "# mod S (grid axis 2), whose taps are exactly c, c + S, c + 2S, ...\n";
+  }
+  k << convClTile(p);
+  k << kBody << "# the channels-last input is (B, " << (twoD ? "Ih, Iw" : "Iw")
+    << ", C_IN), the weight (C_OUT, " << (twoD ? "Kh, Kw" : "Kw") << ", C_IN)\n";
+  k << kBody << "CB = tl.cdiv(C_IN, BLOCK_K)\n";
+  k << kBody << "acc = tl.zeros((ROWS * BLOCK_W, BLOCK_N), dtype=tl.float32)\n";
+  k << convClKLoop(p);
+  k << kBody << "mask = m_ok[:, None] & n_ok[None, :]\n";
+  std::vector<std::string> coords = {"bi", "rn[None, :]"};
+  if (twoD) coords.push_back("oh[:, None]");
+  coords.push_back("ow[:, None]");
+  k << loadOperands(p.g, p.ops, coords, "mask");
+  k << p.body;
+  k << storeOutputs(p.group.stores, coords, "mask");
+  return k.str();
+}
+
+std::string convClHost(const ConvClPlan& p) {
+  const ConvSpec& s = *p.spec;
+  const Tiling& t = p.t;
+  const HostContext& host = p.host;
+  const std::string& dom = p.dom;
+  const bool twoD = p.twoD, transposed = p.transposed;
+  const int blockW = t.blockM;  // the host narrows it to the output's width
+  const std::string last = dom + "[" + std::to_string(p.rank - 1) + "]";
+  const std::string sw = std::to_string(s.stride[p.sd - 1]);
+  const std::string widthPerTile = transposed ? "triton.cdiv(" + last + ", " + sw + ")" : last;
+  std::string heightPerTile;
+  if (twoD) {
+    heightPerTile = transposed ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ")"
+                               : dom + "[2]";
+  }
+  std::ostringstream h;
+  h << kHost << "# group " << p.index << ": " << nodeList(p.g, p.group)
+    << " (implicit GEMM over channels-last copies)\n";
+  h << kHost << dom << " = " << host.shape(p.head.shape, p.head.altShape) << "\n";
+  h << kHost << "_x = " << host.value(s.input) << "\n";
+  // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
+  h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
+  if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
+  h << channelsLastCopy(p.copy, "_x", "_xl", p.split ? "_xl_lo" : "", p.sd, p.splitKind);
+  h << channelsLastCopy(p.copy, "_w", "_wl", p.split ? "_wl_lo" : "", p.sd, p.splitKind);
+  for (const auto& out : p.group.stores) h << allocate(p.g, out, host);
+  h << bindOperands(p.ops);
+  h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"
+    << (transposed ? ", of one stride class" : "") << "\n";
+  h << kHost << "_bw = min(max(triton.next_power_of_2(" << widthPerTile << "), 16), " << blockW
+    << ")\n";
+  // K blocks no wider than the input's channels (few channels would leave most of each block
+  // masked), and at least 16, tl.dot's smallest K.
+  h << kHost << "_bk = min(" << t.blockK << ", max(16, triton.next_power_of_2(_x.shape[1])))\n";
+  h << kHost << "_rows = " << (twoD ? std::to_string(t.blockM) + " // _bw" : "1") << "\n";
+  int classes = 1;
+  for (int v : s.stride) classes *= v;
+  h << kHost << "_grid = (" << dom << "[0] * "
+    << (twoD ? "triton.cdiv(" + heightPerTile + ", _rows) * " : "") << "triton.cdiv("
+    << widthPerTile << ", _bw), triton.cdiv(" << dom << "[1], " << t.blockN << ")"
+    << (transposed ? ", " + std::to_string(classes) : "") << ")\n";
+  // shared memory per element of both tiles: two bfloat16 parts, two fp32 parts, or one value
+  const int elementBytes = p.splitKind == Split::Bf16   ? 4
+                           : p.splitKind == Split::Tf32 ? 8
+                                                        : dtypeBytes(p.head.dtype);
+  h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << ", " << s.launchConstants()
+    << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk"
+    << pipelinedLaunchOptions(t, elementBytes, "_x.device") << ")\n";
+  return h.str();
+}
+
+}  // namespace
+
+std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const FusionGroup& group,
+                                                      int index, const Tiling& t,
+                                                      const HostContext& host, std::string& why) {
+  ConvClPlan p(g, group, index, t, host);
+  if (!planConvCl(p, why)) return std::nullopt;
+  signConvCl(p);
+  return LoweredGroup{convClKernel(p), convClHost(p),
+                      "group " + std::to_string(index) + " conv [" + nodeList(g, group) +
+                          "]: implicit GEMM through tl.dot over channels-last copies, epilogue "
+                          "fused, " +
+                          productLabel(t)};
+}
+
+}  // namespace crucible::kernel_synth

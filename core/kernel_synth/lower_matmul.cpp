@@ -1,0 +1,305 @@
+// Matrix products (linear, matmul, mm, bmm): tl.dot over a K loop, the epilogue applied to the
+// accumulator tile before the single store.
+#include <algorithm>
+#include <sstream>
+
+#include "core/kernel_synth/lowering_support.h"
+
+namespace crucible::kernel_synth {
+
+std::string dotCall(const Tiling& t) {
+  // ieee: full fp32 products (plain TF32 would miss a 1e-4 tolerance on GPUs); tf32x3 splits
+  // each operand into two TF32 halves and keeps about fp32's accuracy on tensor cores. A form
+  // whose operands are not split beforehand takes the split precisions as tf32x3.
+  const bool split = t.precision == kSplitPrecision || t.precision == kBf16SplitPrecision;
+  const std::string precision = split ? "tf32x3" : t.precision;
+  return "tl.dot(a_tile, b_tile, input_precision=\"" + precision + "\")";
+}
+
+namespace {
+
+/// A kernel splitting a dense fp32 tensor, storage order, into bfloat16 hi and lo parts.
+std::string splitKernel(const std::string& name) {
+  std::ostringstream k;
+  k << "@triton.jit\n"
+    << "def " << name << "(src, hi_p, lo_p, n, BLOCK: tl.constexpr):\n"
+    << kBody << "# a dense tensor's storage, element by element\n"
+    << kBody << "at = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    << kBody << "ok = at < n\n"
+    << kBody << "v = tl.load(src + at, mask=ok)\n"
+    << bf16SplitLines("hi_p", "lo_p", "ok") << "\n\n";
+  return k.str();
+}
+
+}  // namespace
+
+std::string programOrder(const Tiling& t, const std::string& m, const std::string& n) {
+  std::string s;
+  if (t.groupM <= 1) {
+    s += std::string(kBody) + "pid_m = tl.program_id(0)\n";
+    s += std::string(kBody) + "pid_n = tl.program_id(1)\n";
+    return s;
+  }
+  // GROUP_M row tiles are visited together, so the B tiles they share stay in L2.
+  s += std::string(kBody) +
+       "# programs walk GROUP_M row tiles at a time so they share B tiles in L2\n";
+  s += std::string(kBody) + "pid = tl.program_id(0)\n";
+  s += std::string(kBody) + "grid_m = tl.cdiv(" + m + ", BLOCK_M)\n";
+  s += std::string(kBody) + "grid_n = tl.cdiv(" + n + ", BLOCK_N)\n";
+  s += std::string(kBody) + "width = GROUP_M * grid_n\n";
+  s += std::string(kBody) + "first_m = (pid // width) * GROUP_M\n";
+  s += std::string(kBody) + "size_m = tl.minimum(grid_m - first_m, GROUP_M)\n";
+  s += std::string(kBody) + "pid_m = first_m + (pid % width) % size_m\n";
+  s += std::string(kBody) + "pid_n = (pid % width) // size_m\n";
+  return s;
+}
+
+std::string productGrid(const Tiling& t, const std::string& m, const std::string& n,
+                        const std::string& batch) {
+  const std::string gm = "triton.cdiv(" + m + ", " + std::to_string(t.blockM) + ")";
+  const std::string gn = "triton.cdiv(" + n + ", " + std::to_string(t.blockN) + ")";
+  if (t.groupM <= 1) return "(" + gm + ", " + gn + ", " + batch + ")";
+  return "(" + gm + " * " + gn + ", 1, " + batch + ")";
+}
+
+std::string productConstants(const Tiling& t) {
+  return ", BLOCK_M=" + std::to_string(t.blockM) + ", BLOCK_N=" + std::to_string(t.blockN) +
+         ", BLOCK_K=" + std::to_string(t.blockK) +
+         (t.groupM > 1 ? ", GROUP_M=" + std::to_string(t.groupM) : "");
+}
+
+std::string productLabel(const Tiling& t) {
+  return "BLOCK_M=" + std::to_string(t.blockM) + " BLOCK_N=" + std::to_string(t.blockN) +
+         " BLOCK_K=" + std::to_string(t.blockK) + ", warps=" + std::to_string(t.warps) +
+         (t.stages ? ", stages=" + std::to_string(t.stages) : "") +
+         (t.groupM > 1 ? ", GROUP_M=" + std::to_string(t.groupM) : "") + ", " + t.precision;
+}
+
+namespace {
+
+/// What the lowering of a matrix product decides before it writes any text.
+struct MatmulPlan : GroupLowering {
+  using GroupLowering::GroupLowering;
+  std::string a, b;  // the operands' values
+  Shape as, bs;
+  bool linear = false;
+  bool flat = false;     // B is one matrix, A's leading dims fold into M
+  bool batched = false;  // both are stacks of matrices over the same one or two batch dims
+  bool split = false;    // bf16x3 over parts split beforehand
+  std::string bias = "None";
+  std::string dom, name;
+  std::string body;  // the accumulator's statement and the epilogue
+  std::vector<KernelOperand> ops;
+  KernelSignature sig;
+};
+
+/// The operands' shapes and the epilogue; false with `why` where the product cannot be lowered.
+bool planMatmul(MatmulPlan& p, std::string& why) {
+  const OpNode& mm = p.head;
+  if (mm.inputs.size() < 2 || !mm.inputs[0].isRef() || !mm.inputs[1].isRef()) {
+    why = mm.op + " of a constant";
+    return false;
+  }
+  p.a = mm.inputs[0].ref;
+  p.b = mm.inputs[1].ref;
+  p.as = shapeOfValue(p.g, p.a);
+  p.bs = shapeOfValue(p.g, p.b);
+  p.linear = mm.op == "linear";
+  const Shape &as = p.as, &bs = p.bs;
+  if (as.size() < 2 && !p.linear) {
+    why = mm.op + " of a vector";
+    return false;
+  }
+  // flat: B is one matrix, A's leading dims fold into M; batched: both are stacks of matrices
+  // over the same one or two batch dims (attention's (batch, heads)).
+  p.flat = bs.size() == 2;
+  p.batched = !p.flat && as.size() == bs.size() && (as.size() == 3 || as.size() == 4) &&
+              std::equal(as.begin(), as.end() - 2, bs.begin());
+  if (!p.flat && !p.batched) {
+    why = mm.op + " of shapes with ranks " + std::to_string(as.size()) + " and " +
+          std::to_string(bs.size());
+    return false;
+  }
+  p.dom = "_dom" + std::to_string(p.index);
+  // bf16x3 over parts split beforehand, for fp32 operands; the host falls back to tl.dot's own
+  // tf32x3 where an operand's layout is not dense (a slice, a broadcast view).
+  p.split = p.t.precision == kBf16SplitPrecision && dtypeOf(p.g, p.a) == "float32" &&
+            dtypeOf(p.g, p.b) == "float32";
+  if (p.linear && mm.inputs.size() > 2 && mm.inputs[2].isRef()) p.bias = mm.inputs[2].ref;
+  p.body = std::string(kBody) + var(mm.name) + " = acc";
+  if (p.bias != "None") p.body += " + tl.load(bias + rn * bias_s, mask=rn < N, other=0.0)[None, :]";
+  p.body += origin(mm);
+  // Operands of the epilogue, broadcast to the output and seen as the kernel's 3-d index space.
+  auto epilogueView = [&](const std::string& ref) {
+    std::string v = broadcastTo(p.host, ref, p.dom);
+    if (p.flat) v += ".reshape(-1, " + p.dom + "[-1])";
+    return v;
+  };
+  if (!lowerEpilogue(p.g, p.group, p.st, epilogueView, p.body, why)) return false;
+  p.ops = p.st.operands();
+  p.name = "k" + std::to_string(p.index) + "_matmul";
+  return true;
+}
+
+/// The kernel's parameters and the launch's arguments.
+void signMatmul(MatmulPlan& p) {
+  KernelSignature& sig = p.sig;
+  sig.add("a", "_a");
+  sig.add("b", "_b");
+  if (p.split) {
+    sig.add("a_lo", "_a_lo");
+    sig.add("b_lo", "_b_lo");
+  }
+  if (p.bias != "None") sig.add("bias", "_bias");
+  sig.addPointers(p.ops, p.group.stores, [](const std::string& s) { return "_o_" + s; });
+  for (const char* param :
+       {"M", "N", "K", "B1", "a_sb0", "a_sb1", "a_sm", "a_sk", "b_sb0", "b_sb1", "b_sk", "b_sn"})
+    sig.params.push_back(param);
+  sig.args.insert(sig.args.end(), {"_M", "_N", "_K", "_B1", "*_strides4(_a)", "*_strides4(_b)"});
+  if (p.bias != "None") sig.add("bias_s", "_bias.stride(0)");
+  auto tileStrides = [&](const std::string& param, const std::string& hostName) {
+    for (const char* s : {"_sb0", "_sb1", "_sm", "_sn"}) sig.params.push_back(param + s);
+    sig.args.push_back("*_strides4(" + hostName + ")");
+  };
+  for (const auto& o : p.ops) tileStrides(o.arg, "_" + o.arg);
+  for (const auto& s : p.group.stores) tileStrides("out_" + s, "_o_" + s);
+  sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
+  if (p.t.groupM > 1) sig.constexprs({"GROUP_M"});
+  if (p.split) sig.constexprs({"SPLIT"});
+}
+
+/// The tile of a 4-d-strided tensor at (b0, b1, rm, rn).
+std::string tileAt(const std::string& p, const std::string& pointer) {
+  return pointer + " + b0 * " + p + "_sb0 + b1 * " + p + "_sb1 + rm[:, None] * " + p +
+         "_sm + rn[None, :] * " + p + "_sn";
+}
+
+/// The K loop's body: the operand tiles loaded and their product accumulated.
+std::string matmulKStep(const MatmulPlan& p) {
+  const std::string b2 = std::string(kBody) + kBody;
+  std::ostringstream k;
+  k << b2 << "kk = k0 + rk\n";
+  k << b2 << "a_at = b0 * a_sb0 + b1 * a_sb1 + rm[:, None] * a_sm + kk[None, :] * a_sk\n"
+    << b2 << "a_ok = (rm[:, None] < M) & (kk[None, :] < K)\n"
+    << b2 << "b_at = b0 * b_sb0 + b1 * b_sb1 + kk[:, None] * b_sk + rn[None, :] * b_sn\n"
+    << b2 << "b_ok = (kk[:, None] < K) & (rn[None, :] < N)\n"
+    << b2 << "a_tile = tl.load(a + a_at, mask=a_ok, other=0.0)\n"
+    << b2 << "b_tile = tl.load(b + b_at, mask=b_ok, other=0.0)\n";
+  if (p.split) {
+    const std::string b3 = b2 + kBody;
+    k << b2 << "if SPLIT:\n"
+      << b3 << "# bf16x3's products over the split parts: the two small ones, then hi x hi\n"
+      << b3 << "a_lo_tile = tl.load(a_lo + a_at, mask=a_ok, other=0.0)\n"
+      << b3 << "b_lo_tile = tl.load(b_lo + b_at, mask=b_ok, other=0.0)\n"
+      << b3 << "acc = tl.dot(a_lo_tile, b_tile, acc)\n"
+      << b3 << "acc = tl.dot(a_tile, b_lo_tile, acc)\n"
+      << b3 << "acc = tl.dot(a_tile, b_tile, acc)\n"
+      << b2 << "else:\n"
+      << b3 << "acc += " << dotCall(p.t) << "\n";
+  } else {
+    k << b2 << "acc += " << dotCall(p.t) << "\n";
+  }
+  return k.str();
+}
+
+std::string matmulKernel(const MatmulPlan& p) {
+  const OpGraph& g = p.g;
+  std::ostringstream k;
+  if (p.split) k << splitKernel("k" + std::to_string(p.index) + "_split");
+  k << p.sig.def(p.name);
+  k << kBody << "# " << nodeList(g, p.group)
+    << ": a BLOCK_M x BLOCK_N tile of the product per program, accumulated in fp32 over K,\n"
+    << kBody << "# then the epilogue on the tile before the single store.\n";
+  k << programOrder(p.t, "M", "N");
+  k << kBody << "# the matrix of the batch: (b0, b1) over up to two batch dims\n";
+  k << kBody << "pid_b = tl.program_id(2)\n";
+  k << kBody << "b0 = pid_b // B1\n" << kBody << "b1 = pid_b % B1\n";
+  k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
+  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
+  k << kBody << "rk = tl.arange(0, BLOCK_K)\n";
+  k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+  k << kBody << "for k0 in range(0, K, BLOCK_K):\n";
+  k << matmulKStep(p);
+  k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < N)\n";
+  for (const auto& o : p.ops) {
+    k << kBody << o.arg << " = tl.load(" << tileAt(o.arg, "p_" + o.arg) << ", mask=mask, other=0.0)"
+      << widen(dtypeOf(g, o.value)) << "\n";
+  }
+  k << p.body;
+  for (const auto& s : p.group.stores) {
+    k << kBody << "tl.store(" << tileAt("out_" + s, "out_" + s) << ", " << var(s)
+      << ", mask=mask)\n";
+  }
+  return k.str();
+}
+
+/// The host lines splitting both operands into bfloat16 parts, where their layouts are dense.
+std::string splitOperands(const MatmulPlan& p) {
+  const std::string kernel = "k" + std::to_string(p.index) + "_split";
+  const std::string h2 = std::string(kHost) + kBody;
+  std::ostringstream h;
+  h << kHost << "# the operands as bfloat16 parts hi and lo, each in its operand's own layout\n"
+    << kHost << "_split = _dense(_a) and _dense(_b)\n"
+    << kHost << "_a_lo, _b_lo = _a, _b\n"
+    << kHost << "if _split:\n";
+  for (const char* v : {"_a", "_b"}) {
+    const std::string x = v;
+    h << h2 << x << "_hi = torch.empty_strided(" << x << ".shape, " << x
+      << ".stride(), device=" << x << ".device, dtype=torch.bfloat16)\n"
+      << h2 << x << "_lo = torch.empty_like(" << x << "_hi)\n"
+      << h2 << kernel << "[(triton.cdiv(" << x << ".numel(), 1024),)](" << x << ", " << x << "_hi, "
+      << x << "_lo, " << x << ".numel(), BLOCK=1024)\n";
+  }
+  h << h2 << "_a, _b = _a_hi, _b_hi\n";
+  return h.str();
+}
+
+std::string matmulHost(const MatmulPlan& p) {
+  const OpGraph& g = p.g;
+  const HostContext& host = p.host;
+  std::ostringstream h;
+  h << kHost << "# group " << p.index << ": " << nodeList(g, p.group)
+    << " (tl.dot, fused epilogue)\n";
+  h << kHost << p.dom << " = " << host.shape(p.head.shape, p.head.altShape) << "\n";
+  const std::string av = host.value(p.a), bv = host.value(p.b);
+  if (p.flat) {
+    h << kHost << "_a = " << av << ".reshape(-1, " << av << ".shape[-1])\n";
+    h << kHost << "_b = " << bv << (p.linear ? ".t()" : "") << "\n";
+  } else {
+    h << kHost << "_a = " << av << "\n" << kHost << "_b = " << bv << "\n";
+  }
+  if (p.bias != "None") h << kHost << "_bias = " << host.value(p.bias) << "\n";
+  if (p.split) h << splitOperands(p);
+  h << kHost << "_M, _K, _N = _a.shape[-2], _a.shape[-1], _b.shape[-1]\n";
+  h << kHost << "_B1 = " << (p.as.size() == 4 && p.batched ? "_a.shape[1]" : "1") << "\n";
+  for (const auto& s : p.group.stores) {
+    h << allocate(g, s, host);
+    h << kHost << "_o_" << s << " = " << var(s) << (p.flat ? ".view(-1, _N)" : "") << "\n";
+  }
+  h << bindOperands(p.ops);
+  h << kHost << "_grid = " << productGrid(p.t, "_M", "_N", p.batched ? "_prod(_a.shape[:-2])" : "1")
+    << "\n";
+  // shared memory per element of both tiles: two bfloat16 parts when split, as many bytes as
+  // the one fp32 value of the unsplit fallback; else one value
+  const int elementBytes =
+      p.split ? 4 : std::max(dtypeBytes(dtypeOf(g, p.a)), dtypeBytes(dtypeOf(g, p.b)));
+  h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << productConstants(p.t)
+    << (p.split ? ", SPLIT=_split" : "") << pipelinedLaunchOptions(p.t, elementBytes, "_a.device")
+    << ")\n";
+  return h.str();
+}
+
+}  // namespace
+
+std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& group, int index,
+                                        const Tiling& t, const HostContext& host,
+                                        std::string& why) {
+  MatmulPlan p(g, group, index, t, host);
+  if (!planMatmul(p, why)) return std::nullopt;
+  signMatmul(p);
+  return LoweredGroup{matmulKernel(p), matmulHost(p),
+                      "group " + std::to_string(index) + " matmul [" + nodeList(g, group) +
+                          "]: tl.dot with a K loop and the epilogue fused, " + productLabel(t)};
+}
+
+}  // namespace crucible::kernel_synth
