@@ -72,11 +72,10 @@ ModelNew = Prying
   const fs::path candidate = dir / "candidate.py";
   std::ofstream(candidate) << honest << prying;
 
-  const auto run = test::runCli({"verify", (example / "reference.py").string(),
-                                 candidate.string(), "--json", "--no-db", "--reps", "3",
-                                 "--trials", "2", "--backend", "interpret",
-                                 "--no-compile-baseline"},
-                                {{"XDG_CACHE_HOME", (dir / "xdg").string()}});
+  const auto run = test::runCli(
+      {"verify", (example / "reference.py").string(), candidate.string(), "--json", "--no-db",
+       "--reps", "3", "--trials", "2", "--backend", "interpret", "--no-compile-baseline"},
+      {{"XDG_CACHE_HOME", (dir / "xdg").string()}});
   // 0 verified, 1 not (a prying candidate may well be flagged for its file access): either way
   // the verification ran to its end.
   ASSERT_TRUE(run.exitCode == 0 || run.exitCode == 1) << run.exitCode << ": " << run.err;

@@ -216,7 +216,8 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
     EXPECT_EQ(c["origin"], "synth");
     EXPECT_EQ(c["model"], "synth");
     EXPECT_EQ(c["verdict"], "verified") << run.out;
-    EXPECT_EQ(c["flags"], json::array());
+    // No flag about the kernel; a parallel test run may contend the CPU, which is said so.
+    for (const auto& flag : c["flags"]) EXPECT_EQ(flag, "contended_timing") << run.out;
   }
   ASSERT_FALSE(result["best"].is_null());
   EXPECT_TRUE(fs::exists(out / "kernel.py"));

@@ -58,8 +58,9 @@ TEST(EvaluationJson, VerdictsAndExitCodes) {
 }
 
 TEST(EvaluationJson, CatalogueIsCompleteAndStable) {
-  EXPECT_EQ(flagCatalogue().size(), 24u);
+  EXPECT_EQ(flagCatalogue().size(), 25u);
   EXPECT_EQ(findFlag("unpaired_timing")->severity, Severity::Warning);
+  EXPECT_EQ(findFlag("contended_timing")->severity, Severity::Warning);
   EXPECT_EQ(findFlag("unconfirmed_timing")->severity, Severity::Warning);
   EXPECT_EQ(findFlag("impossible_timing")->severity, Severity::Cheat);
   EXPECT_EQ(findFlag("degenerate_reference")->severity, Severity::Warning);

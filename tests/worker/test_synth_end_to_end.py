@@ -18,6 +18,13 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TASKS = os.path.join(REPO, "resources", "tasks")
 CRUCIBLE = os.environ.get("CRUCIBLE_BIN", os.path.join(REPO, "build", "bin", "crucible"))
+# Warnings about the machine the timing ran on, not about the kernel: a parallel test run
+# contends the CPU, and the verifier rightly says so.
+MEASUREMENT_WARNINGS = {"contended_timing"}
+
+
+def _kernel_flags(evaluation):
+    return [f["id"] for f in evaluation["flags"] if f["id"] not in MEASUREMENT_WARNINGS]
 
 # task file -> (module-level constants to shrink, candidates to verify); the model and the rest of
 # the file are unchanged. Each verification costs about 15 s on a loaded 2-core machine.
@@ -185,7 +192,7 @@ def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, ta
         assert "bfloat16" not in tf32
         assert 'acc = tl.dot(a_lo, b_tile, acc, input_precision="tf32")' in tf32
     # whose products, written out as bf16x3 or tf32x3, are no precision downgrade
-    assert [[f["id"] for f in e["flags"]] for e in evaluations] == [[]] * len(evaluations)
+    assert [_kernel_flags(e) for e in evaluations] == [[]] * len(evaluations)
 
 
 # The GPU's first products: tl.dot's own tf32x3, then bf16x3 over operands split beforehand into
@@ -227,7 +234,7 @@ def test_gpu_product_candidates_are_verified_on_the_interpreter(tmp_path, task):
     assert "acc = tl.dot(a_lo_tile, b_tile, acc)" in code
     assert "bfloat16" not in (tmp_path / "out" / "candidate_0.py").read_text()
     # the split and its products are no precision downgrade
-    assert [[f["id"] for f in e["flags"]] for e in evaluations] == [[], []]
+    assert [_kernel_flags(e) for e in evaluations] == [[], []]
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
