@@ -1898,3 +1898,18 @@ def test_observations_are_sorted_and_unique(tmp_path):
     keys = [(o["line"], o["kind"]) for o in facts["observations"]]
     assert keys == [(1, "threading"), (2, "threading"), (3, "process_or_network"),
                     (3, "threading")]
+
+
+
+def test_code_held_in_strings_is_analysed_two_strings_deep(tmp_path):
+    # A string of code is analysed as a candidate of its own, its findings at the string's
+    # lines; code in a string inside that string too; a third level is not looked into.
+    three = "import ctypes\nctypes.CDLL(None)\n"
+    two = f"import ctypes\nTHREE = {three!r}\n"
+    one = f"import ctypes\nTWO = {two!r}\n"
+    source = HONEST + f"\nONE = {one!r}\n"
+    facts = analyse(tmp_path, source)
+    details = [o["detail"] for o in observed(facts, "introspection")]
+    assert "code in a string: import ctypes" in details, details
+    assert "code in a string: code in a string: import ctypes" in details, details
+    assert not any(d.startswith("code in a string: " * 3) for d in details), details

@@ -76,7 +76,9 @@ def _analyse_candidate(tree, reference_stem, facts, depth=0):
     facts["kernels"] = [k.fact() for k in kernels]
     visitor = _CandidateVisitor(names, kernels, _kernel_aliases(tree, {k.name for k in kernels}),
                                 model_new, reference_stem, _module_globals(tree),
-                                _model_new_reach(tree, model_new, names), depth)
+                                _model_new_reach(tree, model_new, names), depth,
+                                code_in_string=(_code_in_string_observations
+                                                if depth < _MAX_CODE_IN_STRINGS_DEPTH else None))
     visitor.visit(tree)
     facts["launches"] = sorted(visitor.launches,
                                key=lambda launch: (launch["line"], launch["kernel"]))

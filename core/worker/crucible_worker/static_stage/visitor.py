@@ -33,9 +33,12 @@ class _CandidateVisitor(ast.NodeVisitor):
     """
 
     def __init__(self, names, kernels, kernel_aliases, model_new, reference_stem,
-                 module_globals, reach=None, depth=0):
+                 module_globals, reach=None, depth=0, code_in_string=None):
         self.names = names
         self.depth = depth  # how deep in code held in strings this file is
+        # (text, depth) -> the observations of code held in a string, analysed as a candidate of
+        # its own by the analysis that made this visitor; None: strings are not looked into
+        self.code_in_string = code_in_string
         self.reach = reach  # ids of the functions ModelNew reaches; None: all of them
         self.kernels = {k.name for k in kernels}
         self.kernel_function_ids = {id(k.function) for k in kernels if k.function is not None}
@@ -427,10 +430,8 @@ class _CandidateVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node):
-        # Code in a string is analysed as a candidate of its own (analysis imports this module).
-        from .analysis import _MAX_CODE_IN_STRINGS_DEPTH, _code_in_string_observations
-        if isinstance(node.value, str) and self.depth < _MAX_CODE_IN_STRINGS_DEPTH:
-            for obs in _code_in_string_observations(node.value, self.depth + 1):
+        if isinstance(node.value, str) and self.code_in_string is not None:
+            for obs in self.code_in_string(node.value, self.depth + 1):
                 self.observations.append({
                     "kind": obs["kind"], "line": getattr(node, "lineno", 1) + obs["line"] - 1,
                     "detail": f"code in a string: {obs['detail']}"})
