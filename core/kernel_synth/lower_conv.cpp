@@ -68,8 +68,8 @@ std::string headValue(const ConvSpec& s, const OpNode& cv) {
 
 }  // namespace
 
-std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group, int index,
-                                      const Tiling& t, const HostContext& host, std::string& why) {
+std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why) {
+  const auto& [g, group, index, t, host] = in;
   const OpNode& cv = g.nodes[group.nodes.front()];
   const auto spec = convSpec(g, cv, why);
   if (!spec) return std::nullopt;

@@ -90,9 +90,8 @@ void writeConvGemmLoop(std::ostringstream& k, const ConvSpec& s, const Tiling& t
 
 }  // namespace
 
-std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& group, int index,
-                                          const Tiling& t, const HostContext& host,
-                                          std::string& why) {
+std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& why) {
+  const auto& [g, group, index, t, host] = in;
   const OpNode& cv = g.nodes[group.nodes.front()];
   const auto spec = convSpec(g, cv, why);
   if (!spec) return std::nullopt;

@@ -357,17 +357,15 @@ std::string convClHost(const ConvClPlan& p) {
 
 }  // namespace
 
-std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const FusionGroup& group,
-                                                      int index, const Tiling& t,
-                                                      const HostContext& host, std::string& why) {
-  ConvClPlan p(g, group, index, t, host);
+std::optional<LoweredGroup> lowerConvGemmChannelsLast(const LoweringInput& in, std::string& why) {
+  ConvClPlan p(in);
   if (!planConvCl(p, why)) return std::nullopt;
   signConvCl(p);
   return LoweredGroup{convClKernel(p), convClHost(p),
-                      "group " + std::to_string(index) + " conv [" + nodeList(g, group) +
+                      "group " + std::to_string(in.index) + " conv [" + nodeList(in.g, in.group) +
                           "]: implicit GEMM through tl.dot over channels-last copies, epilogue "
                           "fused, " +
-                          productLabel(t)};
+                          productLabel(in.t)};
 }
 
 }  // namespace crucible::kernel_synth

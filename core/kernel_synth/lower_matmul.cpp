@@ -291,15 +291,13 @@ std::string matmulHost(const MatmulPlan& p) {
 
 }  // namespace
 
-std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& group, int index,
-                                        const Tiling& t, const HostContext& host,
-                                        std::string& why) {
-  MatmulPlan p(g, group, index, t, host);
+std::optional<LoweredGroup> lowerMatmul(const LoweringInput& in, std::string& why) {
+  MatmulPlan p(in);
   if (!planMatmul(p, why)) return std::nullopt;
   signMatmul(p);
   return LoweredGroup{matmulKernel(p), matmulHost(p),
-                      "group " + std::to_string(index) + " matmul [" + nodeList(g, group) +
-                          "]: tl.dot with a K loop and the epilogue fused, " + productLabel(t)};
+                      "group " + std::to_string(in.index) + " matmul [" + nodeList(in.g, in.group) +
+                          "]: tl.dot with a K loop and the epilogue fused, " + productLabel(in.t)};
 }
 
 }  // namespace crucible::kernel_synth

@@ -6,9 +6,8 @@
 
 namespace crucible::kernel_synth {
 
-std::optional<LoweredGroup> lowerPointwise(const OpGraph& g, const FusionGroup& group, int index,
-                                           const Tiling& t, const HostContext& host,
-                                           std::string& why) {
+std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string& why) {
+  const auto& [g, group, index, t, host] = in;
   GroupState st(g, group);
   const int rank = static_cast<int>(group.domain.size());
   const std::string dom = "_dom" + std::to_string(index);

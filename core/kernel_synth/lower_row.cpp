@@ -113,14 +113,13 @@ std::string unsqueezeReduced(const RowReduction& r) {
 /// registers, or a split norm's two passes over long rows) and the host lines.
 class RowLowering : private GroupLowering {
  public:
-  RowLowering(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
-              const HostContext& hostContext)
-      : GroupLowering(graph, fused, at, tiling, hostContext),
-        rank_(static_cast<int>(fused.domain.size())),
-        layout_(rank_, fused.reduce),
-        dom_("_dom" + std::to_string(at)),
-        name_("k" + std::to_string(at) + "_row"),
-        stats_("_stats" + std::to_string(at)) {}
+  explicit RowLowering(const LoweringInput& in)
+      : GroupLowering(in),
+        rank_(static_cast<int>(in.group.domain.size())),
+        layout_(rank_, in.group.reduce),
+        dom_("_dom" + std::to_string(in.index)),
+        name_("k" + std::to_string(in.index) + "_row"),
+        stats_("_stats" + std::to_string(in.index)) {}
 
   std::optional<LoweredGroup> lower(std::string& why) {
     if (!buildBody(why)) return std::nullopt;
@@ -514,9 +513,8 @@ class RowLowering : private GroupLowering {
 
 }  // namespace
 
-std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group, int index,
-                                     const Tiling& t, const HostContext& host, std::string& why) {
-  return RowLowering(g, group, index, t, host).lower(why);
+std::optional<LoweredGroup> lowerRow(const LoweringInput& in, std::string& why) {
+  return RowLowering(in).lower(why);
 }
 
 }  // namespace crucible::kernel_synth

@@ -6,8 +6,8 @@ namespace crucible::kernel_synth {
 
 using nlohmann::json;
 
-std::optional<LoweredGroup> lowerView(const OpGraph& g, const FusionGroup& group, int index,
-                                      const HostContext& host, std::string& why) {
+std::optional<LoweredGroup> lowerView(const LoweringInput& in, std::string& why) {
+  const auto& [g, group, index, t, host] = in;
   const OpNode& n = g.nodes[group.nodes.front()];
   if (n.inputs.empty() || !n.inputs[0].isRef()) {
     why = n.op + " of a constant";

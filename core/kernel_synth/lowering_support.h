@@ -56,18 +56,26 @@ class GroupState {
   std::vector<std::string> order_;
 };
 
-/// What a lowerer is given, with the group's bookkeeping: the common part of every lowering's
-/// plan (the group's first node is the one the kernel is built around).
+/// What every lowerer is given: the graph, the group and its index, the tiling and the host.
+struct LoweringInput {
+  const OpGraph& g;
+  const FusionGroup& group;
+  int index;
+  const Tiling& t;
+  const HostContext& host;
+};
+
+/// A lowerer's input with the group's bookkeeping: the common part of every lowering's plan
+/// (the group's first node is the one the kernel is built around).
 struct GroupLowering {
-  GroupLowering(const OpGraph& graph, const FusionGroup& fused, int at, const Tiling& tiling,
-                const HostContext& hostContext)
-      : g(graph),
-        group(fused),
-        index(at),
-        t(tiling),
-        host(hostContext),
-        head(graph.nodes[fused.nodes.front()]),
-        st(graph, fused) {}
+  explicit GroupLowering(const LoweringInput& in)
+      : g(in.g),
+        group(in.group),
+        index(in.index),
+        t(in.t),
+        host(in.host),
+        head(in.g.nodes[in.group.nodes.front()]),
+        st(in.g, in.group) {}
 
   const OpGraph& g;
   const FusionGroup& group;
@@ -156,23 +164,14 @@ std::string productConstants(const Tiling& t);
 /// The tiling in a plan line.
 std::string productLabel(const Tiling& t);
 
-// The lowerers of each group kind (lower_<kind>.cpp).
-std::optional<LoweredGroup> lowerPointwise(const OpGraph& g, const FusionGroup& group, int index,
-                                           const Tiling& t, const HostContext& host,
-                                           std::string& why);
-std::optional<LoweredGroup> lowerRow(const OpGraph& g, const FusionGroup& group, int index,
-                                     const Tiling& t, const HostContext& host, std::string& why);
-std::optional<LoweredGroup> lowerMatmul(const OpGraph& g, const FusionGroup& group, int index,
-                                        const Tiling& t, const HostContext& host, std::string& why);
-std::optional<LoweredGroup> lowerConv(const OpGraph& g, const FusionGroup& group, int index,
-                                      const Tiling& t, const HostContext& host, std::string& why);
-std::optional<LoweredGroup> lowerConvGemmChannelsLast(const OpGraph& g, const FusionGroup& group,
-                                                      int index, const Tiling& t,
-                                                      const HostContext& host, std::string& why);
-std::optional<LoweredGroup> lowerConvGemm(const OpGraph& g, const FusionGroup& group, int index,
-                                          const Tiling& t, const HostContext& host,
-                                          std::string& why);
-std::optional<LoweredGroup> lowerView(const OpGraph& g, const FusionGroup& group, int index,
-                                      const HostContext& host, std::string& why);
+// The lowerers of each group kind (lower_<kind>.cpp), one signature: nullopt with `why` when
+// some node of the group cannot be lowered that way.
+std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerRow(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerMatmul(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerConvGemmChannelsLast(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerView(const LoweringInput& in, std::string& why);
 
 }  // namespace crucible::kernel_synth
