@@ -474,20 +474,27 @@ void judgeRounds(const Observations& o, Evaluation& e, FlagSet& flags) {
   flags.raise("unpaired_timing", message + ")", std::nullopt, {{"reasons", why}});
 }
 
-/// The spread of one baseline (`name`: eager or compile) over the candidate's counted samples
-/// and rounds, from the same places on the reference's side: each set's first call in its
-/// round where the baseline says which those are (`<name>_fresh_rounds_ms`), else every call.
-std::optional<SpeedupSpread> spreadAgainst(const json& refTiming, const std::string& name,
-                                           const std::vector<double>& samples,
-                                           const std::vector<std::vector<double>>& rounds) {
-  auto refRounds = roundsOf(refTiming, (name + "_fresh_rounds_ms").c_str());
-  std::vector<double> refSamples;
-  for (const auto& r : refRounds) refSamples.insert(refSamples.end(), r.begin(), r.end());
-  if (refRounds.empty()) {
-    refRounds = roundsOf(refTiming, (name + "_rounds_ms").c_str());
-    refSamples = samplesOf(refTiming, (name + "_samples_ms").c_str());
+/// One baseline's (`name`: eager or compile) times from the places the candidate's counted
+/// samples come from: each set's first call in its round where the baseline says which those
+/// are (`<name>_fresh_rounds_ms`), else every call.
+struct ReferenceTimes {
+  std::vector<std::vector<double>> rounds;
+  std::vector<double> samples;
+};
+
+ReferenceTimes referenceTimes(const json& refTiming, const std::string& name) {
+  ReferenceTimes ref{roundsOf(refTiming, (name + "_fresh_rounds_ms").c_str()), {}};
+  for (const auto& r : ref.rounds) ref.samples.insert(ref.samples.end(), r.begin(), r.end());
+  if (ref.rounds.empty()) {
+    ref.rounds = roundsOf(refTiming, (name + "_rounds_ms").c_str());
+    ref.samples = samplesOf(refTiming, (name + "_samples_ms").c_str());
   }
-  return widest(speedupSpread(refSamples, samples), roundSpread(refRounds, rounds));
+  return ref;
+}
+
+/// Whether the rounds were timed on a GPU (else on the CPU the verifier itself runs on).
+bool timedOnGpu(const Observations& o) {
+  return get(at(o.referenceFacts, "device"), "kind", "") == "cuda";
 }
 
 /// The candidate's time: the reported median, unless the outside measurement does not confirm
@@ -524,8 +531,7 @@ std::optional<double> candidateTime(const Observations& o, FlagSet& flags) {
 /// bandwidth, so only a task whose data outgrows the bandwidth test's own 64 MiB (beyond the
 /// caches), timed under a quarter of its floor, is proof.
 bool belowPhysicalFloor(const Observations& o, double candidateMs, double floorMs, double bytes) {
-  const bool gpu = get(at(o.referenceFacts, "device"), "kind", "") == "cuda";
-  if (gpu) return candidateMs < 0.5 * floorMs;
+  if (timedOnGpu(o)) return candidateMs < 0.5 * floorMs;
   return bytes > 64.0 * (1 << 20) && candidateMs < 0.25 * floorMs;
 }
 
@@ -655,11 +661,11 @@ bool judgeCorrectness(const Observations& o, Evaluation& e, FlagSet& flags) {
 
 /// Whether other work competed for the CPU while a CPU device timed the rounds. Turns make load
 /// that comes and goes fall on both sides alike, but load does not slow every kind of work
-/// alike (a kernel launched through a runtime's threads waits for the scheduler more than an
-/// inline eager call), so a speedup timed on a contended CPU is no number for a quiet one: it
-/// is marked noisy, and the reward counts its low end.
+/// alike (an inline eager call and a kernel launched through a runtime's threads meet the
+/// scheduler differently), so a speedup timed on a contended CPU is no number for a quiet one:
+/// it is marked noisy, and the reward counts its low end.
 void judgeContention(const Observations& o, Evaluation& e, FlagSet& flags) {
-  if (get(at(o.referenceFacts, "device"), "kind", "") == "cuda") return;
+  if (timedOnGpu(o)) return;
   const json& pressure = at(o.turns, "cpu_pressure");
   const auto share = numberOf(pressure, "fraction");
   if (!share || *share <= kContendedCpuShare) return;
@@ -690,17 +696,15 @@ void judgeTiming(const Observations& o, Evaluation& e, const JudgeOptions& optio
     // The spread comes from the samples its median counts (each timing set's first call),
     // round by round beside the reference's rounds. Where the outside measurement replaced the
     // candidate's own median, the candidate's samples are not believed: the range is the
-    // reference's samples over the outside time, and it is marked as one that cannot tell.
+    // reference's over the outside time alone.
     const json& candidateTiming = at(f, "timing");
     const bool ownMedian = e.timing.candidateMs == numberOf(candidateTiming, "median_ms");
-    const auto samples = ownMedian ? samplesOf(candidateTiming, "fresh_ms")
-                                   : std::vector<double>(2, *e.timing.candidateMs);
-    const auto rounds = ownMedian ? roundsOf(candidateTiming, "fresh_rounds_ms")
-                                  : std::vector<std::vector<double>>{};
+    const auto samples = samplesOf(candidateTiming, "fresh_ms");
+    const auto rounds = roundsOf(candidateTiming, "fresh_rounds_ms");
     auto spreadOf = [&](const char* name) {
-      auto spread = spreadAgainst(refTiming, name, samples, rounds);
-      if (spread && !ownMedian) spread->noisy = true;
-      return spread;
+      const ReferenceTimes ref = referenceTimes(refTiming, name);
+      if (!ownMedian) return spreadOverOneTime(ref.samples, *e.timing.candidateMs);
+      return widest(speedupSpread(ref.samples, samples), roundSpread(ref.rounds, rounds));
     };
     e.speedupSpread = spreadOf("eager");
     if (e.timing.compileReferenceMs) e.compileSpeedupSpread = spreadOf("compile");

@@ -37,6 +37,14 @@ std::optional<SpeedupSpread> speedupSpread(const std::vector<double>& referenceS
   return s;
 }
 
+std::optional<SpeedupSpread> spreadOverOneTime(const std::vector<double>& referenceSamples,
+                                               double candidateMs) {
+  const auto reference = positive(referenceSamples);
+  if (reference.size() < 2 || !std::isfinite(candidateMs) || candidateMs <= 0) return std::nullopt;
+  return SpeedupSpread{quantile(reference, 0.25) / candidateMs,
+                       quantile(reference, 0.75) / candidateMs, true};
+}
+
 std::optional<SpeedupSpread> roundSpread(const std::vector<std::vector<double>>& referenceRounds,
                                          const std::vector<std::vector<double>>& candidateRounds) {
   std::vector<double> ratios;

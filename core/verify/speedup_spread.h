@@ -35,6 +35,12 @@ double quantile(std::vector<double> samples, double q);
 std::optional<SpeedupSpread> speedupSpread(const std::vector<double>& referenceSamples,
                                            const std::vector<double>& candidateSamples);
 
+/// The spread of referenceSamples over one candidate time that has no samples of its own (the
+/// outside check's): the reference's middle half over it, always noisy, because the candidate's
+/// side of the range is unknown. nullopt with fewer than two reference samples or no time.
+std::optional<SpeedupSpread> spreadOverOneTime(const std::vector<double>& referenceSamples,
+                                               double candidateMs);
+
 /// The middle half of the rounds' speedups (the reference's round median over the candidate's
 /// round median, round by round): load that changes between rounds shows here even where each
 /// round's samples agree, while one disturbed round among several does not decide the range.

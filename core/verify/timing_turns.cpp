@@ -97,14 +97,15 @@ json TurnReferee::log() const {
   bool measured = !turns_.empty();
   for (const auto& t : turns_) {
     const bool ended = t.end >= t.start;
+    const bool read = t.stalledAtStart && t.stalledAtEnd && *t.stalledAtEnd >= *t.stalledAtStart;
     json stall;
-    if (ended && t.stalledAtStart && t.stalledAtEnd && *t.stalledAtEnd >= *t.stalledAtStart) {
-      stall = static_cast<double>(*t.stalledAtEnd - *t.stalledAtStart) / 1e6;
+    if (ended && read) {
+      const double seconds = static_cast<double>(*t.stalledAtEnd - *t.stalledAtStart) / 1e6;
+      stall = seconds;
       timed += t.end - t.start;
-      stalled += stall.get<double>();
-    } else if (ended) {
-      measured = false;
+      stalled += seconds;
     }
+    measured = measured && (read || !ended);  // a turn still running is not counted yet
     turns.push_back({{"side", nameOf(t.side)},
                      {"index", t.index},
                      {"start_s", t.start},

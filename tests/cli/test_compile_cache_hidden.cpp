@@ -1,7 +1,10 @@
 // The reference's torch.compile caches outlive each job (a warm cache spares most of the
 // compile), so they must be out of every candidate's reach: one that could read them would see
 // code made from the reference, and one that could write them could plant a compiled kernel for
-// the next verification's baseline. A candidate that knows the exact folder tries both.
+// the next verification's baseline. A candidate that knows the exact folder tries both. This
+// holds the walls together: under bubblewrap the folder is outside the sandbox's view
+// altogether; without it (GPU machines) the kernel's file rules hide it (hiddenFolders, pinned
+// by HiddenFolders.OnlyTheBaselineSeesItsCompileCaches).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

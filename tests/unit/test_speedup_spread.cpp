@@ -23,6 +23,16 @@ TEST(SpeedupSpread, QuietSamplesGiveANarrowRangeAroundTheSpeedup) {
   EXPECT_DOUBLE_EQ(conservativeSpeedup(2.0, s), 2.0);
 }
 
+TEST(SpeedupSpread, OneTimeWithoutSamplesTakesTheReferencesRangeAndCannotTell) {
+  const auto s = spreadOverOneTime({1.0, 2.0, 3.0}, 2.0);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->low, 0.75);
+  EXPECT_DOUBLE_EQ(s->high, 1.25);
+  EXPECT_TRUE(s->noisy);  // however narrow: the candidate's side is not known
+  EXPECT_FALSE(spreadOverOneTime({1.0}, 2.0));
+  EXPECT_FALSE(spreadOverOneTime({1.0, 2.0}, 0.0));
+}
+
 TEST(SpeedupSpread, ALoadedMachinesSamplesAreNoisyAndTheRewardTakesTheSlowEnd) {
   // The reference's samples range over 10x (threads fighting other work), the candidate's too.
   const auto s = speedupSpread({1, 2, 12, 15, 20, 3}, {0.5, 0.6, 4, 5, 0.7});
