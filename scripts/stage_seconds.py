@@ -1,7 +1,8 @@
 """Where each stored verification's seconds went: one line per evaluation in a Crucible
 database (from `generate`, `bench` or the workbench), with the wall time the stages add up to
 (static, reference, the longer of candidate and baseline, which run side by side, compare) and
-the candidate's and baseline's phases.
+the candidate's and baseline's phases; "baseline (kept)" is a session on a timer kept from an
+earlier candidate.
 
 Usage: python3 scripts/stage_seconds.py DB [--json]
 """
@@ -22,7 +23,8 @@ def rows(db_path):
             stages[s["stage"]] = stages.get(s["stage"], 0.0) + s["seconds"]
         reference = stages.get("reference", stages.get("reference (reused)", 0.0))
         wall = (stages.get("static", 0.0) + reference + stages.get("compare", 0.0)
-                + max(stages.get("candidate", 0.0), stages.get("baseline", 0.0)))
+                + max(stages.get("candidate", 0.0), stages.get("baseline", 0.0),
+                      stages.get("baseline (kept)", 0.0)))
         yield {"id": eid, "task": task, "verdict": verdict, "wall_s": round(wall, 2),
                "reference_reused": "reference (reused)" in stages,
                "stages": {k: round(v, 2) for k, v in stages.items()}}
@@ -32,7 +34,7 @@ def text(row):
     stages = row["stages"]
     top = ", ".join(f"{k} {v}" for k, v in stages.items() if "/" not in k)
     lines = [f"#{row['id']} {row['task']} {row['verdict']}: {row['wall_s']} s ({top})"]
-    for side in ("candidate", "baseline", "reference"):
+    for side in ("candidate", "baseline", "baseline (kept)", "reference"):
         phases = ", ".join(f"{k.split('/', 1)[1]} {v}" for k, v in stages.items()
                            if k.startswith(side + "/"))
         if phases:

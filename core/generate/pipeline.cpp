@@ -90,6 +90,8 @@ class Search {
     verify_.backend = resolveBackend(verify_.backend);  // BadInput before anything is generated
     // Every candidate is checked against the same reference: run it once, not once per candidate.
     if (!verify_.referenceCache) verify_.referenceCache = std::make_shared<ReferenceCache>(2);
+    // ... and time it against one torch.compile of it, compiled once (baseline_keeper.h).
+    if (!verify_.baselineKeeper) verify_.baselineKeeper = std::make_shared<BaselineKeeper>();
     if (!findRewardPreset(verify_.rewardPreset)) {
       throw BadInput("unknown reward preset '" + verify_.rewardPreset + "'");
     }

@@ -38,6 +38,13 @@ std::shared_ptr<proc::StdinFeed> TurnReferee::feed(TimingSide side) const {
   return sides_[static_cast<int>(side)].feed;
 }
 
+void TurnReferee::adoptReferenceFeed(std::shared_ptr<proc::StdinFeed> feed) {
+  std::scoped_lock lock(mutex_);
+  Side& s = of(TimingSide::Reference);
+  s.feed = std::move(feed);
+  s.feedKept = true;
+}
+
 void TurnReferee::started(TimingSide side, int processGroup) {
   std::scoped_lock lock(mutex_);
   of(side).group = processGroup;
@@ -80,7 +87,7 @@ void TurnReferee::finished(TimingSide side) {
   updateHeld(s);
   if (holder_ == side) endTurn(side);
   if (side == TimingSide::Candidate) s.paused = false;  // its group is gone
-  s.feed->close();
+  if (!s.feedKept) s.feed->close();
   grantIfDue();
 }
 

@@ -30,6 +30,9 @@ class TurnReferee {
 
   /// The stdin feed a side's stage reads its grants from.
   std::shared_ptr<proc::StdinFeed> feed(TimingSide side) const;
+  /// Grants the reference's turns on a kept timer's own feed (baseline_keeper.h), which stays
+  /// open when the side finishes: that process lives on for the next candidate.
+  void adoptReferenceFeed(std::shared_ptr<proc::StdinFeed> feed);
   /// The side's process group, once it runs (the candidate's is paused during the reference's
   /// turns).
   void started(TimingSide side, int processGroup);
@@ -52,6 +55,7 @@ class TurnReferee {
  private:
   struct Side {
     std::shared_ptr<proc::StdinFeed> feed;
+    bool feedKept = false;  // not closed when the side finishes
     int group = 0;
     std::optional<int> waiting;  // the turn it asked for and has not been granted
     bool asked = false;

@@ -12,6 +12,7 @@
 
 #include "core/proc/process.h"
 #include "core/util/locations.h"
+#include "core/verify/baseline_keeper.h"
 #include "core/verify/compare_outputs.h"
 #include "core/verify/device_lock.h"
 #include "core/verify/extract.h"
@@ -223,6 +224,9 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
     }
     badReference(request.referencePath, refError);
   }
+  // Names this run's inputs (they come from a secret seed), so a timer kept on them is reused
+  // only with them (openBaseline).
+  refStage.facts["inputs_id"] = std::to_string(secretInputSeed());
   if (request.referenceCache) request.referenceCache->keep(key, job.dir().root(), refStage.facts);
   return refStage.facts;
 }
@@ -234,64 +238,42 @@ StageHooks turnHooks(TurnReferee& referee, TimingSide side) {
           [&referee, side] { return referee.heldUp(side); }};
 }
 
-/// The reference's timer (the `baseline` stage), run on its own thread beside the candidate's
-/// stage and taking turns with it through `referee`.
-class BaselineRun {
- public:
-  BaselineRun(const VerifyRequest& request, const std::string& backend,
-              const std::string& tclLibrary, const json& timing, int timingSets, ReferenceJob& job,
-              TurnReferee& referee, std::uint64_t memory, std::stop_token stop)
-      : forwardStop_(stop, [this] { stop_.request_stop(); }),
-        runner_(job.worker(), job.dir(), backend, tclLibrary, stop_.get_token(),
-                request.openclDevice) {
-    json baselineJob = {{"reference_path", job.referenceFile().string()},
-                        {"inputs_dir", (job / "inputs").string()},
-                        {"backend", backend},
-                        {"seed", request.seed},
-                        {"timing_sets", timingSets},
-                        {"timing", timing},
-                        {"threads", request.threads},
-                        {"turn_wait_s", request.timeoutSeconds}};
-    // It waits for the candidate's turns, so it may run as long as the candidate and then
-    // its own rounds and compile.
-    const double timeout = request.timeoutSeconds + std::max(600.0, request.timeoutSeconds);
-    const StageHooks hooks = turnHooks(referee, TimingSide::Reference);
-    thread_ = std::thread([this, baselineJob, hooks, timeout, memory, &job, &referee] {
-      try {
-        result_ = runner_.run("baseline", baselineJob, job / "baseline",
-                              {(job / "src-ref").string(), (job / "inputs").string()},
-                              {(job / "baseline").string()}, timeout, memory, hooks);
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-      referee.finished(TimingSide::Reference);
-    });
+/// The reference's timer (the `baseline` stage) for this candidate: a session on the timer kept
+/// for this reference, or on a new one. It runs beside the candidate's stage and takes turns
+/// with it through `referee`.
+std::unique_ptr<BaselineSession> openBaseline(const VerifyRequest& request,
+                                              const std::string& backend,
+                                              const std::string& tclLibrary, const json& timing,
+                                              const json& refFacts, const ReferenceJob& job,
+                                              TurnReferee& referee, std::uint64_t memory,
+                                              std::stop_token stop) {
+  BaselineSpec spec;
+  spec.worker = job.worker();
+  spec.backend = backend;
+  spec.tclLibrary = tclLibrary;
+  spec.openclDevice = request.openclDevice;
+  spec.referenceSource = job.source();
+  spec.inputsDir = job / "inputs";
+  spec.memoryBytes = memory;
+  spec.job = {{"backend", backend},
+              {"seed", request.seed},
+              {"timing_sets", refFacts.value("timing_sets", 0)},
+              {"timing", timing},
+              {"threads", request.threads},
+              {"turn_wait_s", request.timeoutSeconds}};
+  // A timer is reused only on the timing sets it was started on: the reference run that wrote
+  // them is part of the key, so a run of the same reference with fresh inputs starts a new one.
+  const json inputsId = refFacts.value("inputs_id", json());
+  if (!request.baselineKeeper || !inputsId.is_string()) {
+    return BaselineKeeper::openOnce(spec, referee, stop);
   }
-  ~BaselineRun() {
-    if (thread_.joinable()) {
-      stop_.request_stop();
-      thread_.join();
-    }
-  }
-  BaselineRun(const BaselineRun&) = delete;
-  BaselineRun& operator=(const BaselineRun&) = delete;
-
-  /// Its result; `needed` false (the candidate never asked for a turn) stops it first.
-  StageResult finish(bool needed) {
-    if (!needed) stop_.request_stop();
-    thread_.join();
-    if (error_) std::rethrow_exception(error_);
-    return std::move(result_);
-  }
-
- private:
-  std::stop_source stop_;
-  std::stop_callback<std::function<void()>> forwardStop_;
-  StageRunner runner_;
-  StageResult result_;
-  std::exception_ptr error_;
-  std::thread thread_;
-};
+  spec.key = ReferenceCache::keyFor(job.source(), {{"job", spec.job},
+                                                   {"inputs_id", inputsId},
+                                                   {"opencl_device", spec.openclDevice},
+                                                   {"tcl", tclLibrary},
+                                                   {"memory", memory}});
+  return request.baselineKeeper->open(spec, referee, stop);
+}
 
 }  // namespace
 
@@ -421,14 +403,19 @@ void candidateRun(VerifyRun& run, const json& timing, const json& refFacts, std:
   const std::uint64_t candidateMemory =
       request.memoryLimitBytes.value_or(std::min<std::uint64_t>(8 * kGiB, ram * 6 / 10));
   TurnReferee referee;
-  BaselineRun baseline(request, run.backend, run.tclLibrary, timing,
-                       refFacts.value("timing_sets", 0), job, referee, ram * 3 / 4, run.stop);
+  auto baseline = openBaseline(request, run.backend, run.tclLibrary, timing, refFacts, job, referee,
+                               ram * 3 / 4, run.stop);
   const StageHooks candidateHooks = turnHooks(referee, TimingSide::Candidate);
   auto candStage = run.runner.run("candidate", candJob, job / "cand", {(job / "src-cand").string()},
                                   {(job / "cand").string(), (job / "cand-inputs").string()},
                                   request.timeoutSeconds, candidateMemory, candidateHooks);
+  // A candidate that never asked for a turn (it failed before timing) needs no baseline: told
+  // before the candidate's side ends, so the referee never grants the reference's rounds alone.
+  if (!referee.candidateAsked()) baseline->abandon();
   referee.finished(TimingSide::Candidate);
-  auto baselineStage = baseline.finish(referee.candidateAsked());
+  // It waits for the candidate's turns, so it may run as long as the candidate and then its
+  // own rounds.
+  auto baselineStage = baseline->finish(std::max(600.0, request.timeoutSeconds));
   Observations& o = run.o;
   o.candidateFacts = candStage.facts;
   o.candidateProcess = outcomeOf(candStage, request.timeoutSeconds);

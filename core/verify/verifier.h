@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/verify/bad_input.h"
+#include "core/verify/baseline_keeper.h"
 #include "core/verify/compare.h"
 #include "core/verify/evaluation.h"
 #include "core/verify/reference_cache.h"
@@ -41,6 +42,10 @@ struct VerifyRequest {
   // Shared by the candidates of one task (generation, benchmarks): the reference stage runs once
   // and later candidates reuse its inputs, expected outputs and baseline times. Null: run it.
   std::shared_ptr<ReferenceCache> referenceCache;
+  // With referenceCache: the reference's timer stays alive for later candidates on the same
+  // reused run, torch.compile's imports and compile paid once (baseline_keeper.h). Null: each
+  // verification starts its own.
+  std::shared_ptr<BaselineKeeper> baselineKeeper;
 };
 
 struct VerifyProgress {

@@ -56,6 +56,18 @@ json storedSession(const std::string& db, std::int64_t id) {
   return json::parse(r.out)["session"];
 }
 
+/// The stored evaluation of a session's candidate `i`.
+const json& evaluationOf(const json& session, int i) {
+  return session["candidates"][i]["evaluations"][0]["evaluation"];
+}
+
+/// Whether the evaluation's `stage_seconds` names `stage`.
+bool ranStageNamed(const json& evaluation, const std::string& stage) {
+  for (const json& t : evaluation["stage_seconds"])
+    if (t["stage"] == stage) return true;
+  return false;
+}
+
 std::unique_ptr<testing::FakeEndpoint> startEndpoint(const json& responses, const fs::path& dir) {
   return std::make_unique<testing::FakeEndpoint>(
       CRUCIBLE_TEST_PYTHON, kSource + "/tests/support/fake_openai_server.py",
@@ -229,13 +241,9 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
   EXPECT_FALSE(session["candidates"][0]["plan"].get<std::string>().empty());
   // The reference ran once and the second candidate reused its run; its time is measured again
   // beside each candidate, in turns, so each evaluation carries its own.
-  const auto evaluation = [&](int i) -> const json& {
-    return session["candidates"][i]["evaluations"][0]["evaluation"];
-  };
+  const auto evaluation = [&](int i) -> const json& { return evaluationOf(session, i); };
   const auto ranStage = [&](int i, const std::string& stage) {
-    for (const json& t : evaluation(i)["stage_seconds"])
-      if (t["stage"] == stage) return true;
-    return false;
+    return ranStageNamed(evaluation(i), stage);
   };
   EXPECT_TRUE(ranStage(0, "reference")) << evaluation(0).dump();
   EXPECT_TRUE(ranStage(1, "reference (reused)")) << evaluation(1).dump();
@@ -247,6 +255,52 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
 
   // It does not refine and reads no prompt: both are usage errors, not silent no-ops.
   EXPECT_EQ(generate({kReference, "--search", "refine", "--rounds", "2", "--no-db"}).exitCode, 2);
+}
+
+TEST_F(GenerateCli, LaterCandidatesAreTimedByTheReferenceTimerOfTheFirst) {
+  // A correct answer, one that raises before anything is timed, and a correct one again.
+  auto server = startEndpoint(
+      json::array(
+          {{{"choices", {answer("correct"), answer("raises"), answer("correct")}}, {"chunk", 40}}}),
+      dir_ / "kept");
+  const std::string db = (dir_ / "kept.db").string();
+  // Two timed calls, so that the rounds are two turns a side.
+  const std::vector<std::string> args = {
+      kReference, "--model", server->url(), "-n",        "3",
+      "--db",     db,        "--json",      "--backend", "interpret",
+      "--trials", "1",       "--reps",      "2",         "--no-compile-baseline"};
+  const GenerateRun run = generate(args);
+  ASSERT_EQ(run.exitCode, 0) << run.err << run.out;
+  const json result = json::parse(run.out);
+  ASSERT_EQ(result["candidates"].size(), 3u) << run.out;
+  EXPECT_EQ(result["candidates"][0]["verdict"], "verified") << run.out;
+  EXPECT_NE(result["candidates"][1]["verdict"], "verified") << run.out;
+  EXPECT_EQ(result["candidates"][2]["verdict"], "verified") << run.out;
+
+  const json session = storedSession(db, result["session"]);
+  const auto evaluation = [&](int i) -> const json& { return evaluationOf(session, i); };
+  const auto ranStage = [&](int i, const std::string& stage) {
+    return ranStageNamed(evaluation(i), stage);
+  };
+  // The first candidate started the reference's timer; the others had sessions on it. The one
+  // that raised never asked for a turn, so its session timed nothing, and the timer lived on.
+  EXPECT_TRUE(ranStage(0, "baseline")) << evaluation(0).dump();
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(ranStage(i, "baseline (kept)")) << evaluation(i).dump();
+    EXPECT_FALSE(ranStage(i, "baseline")) << evaluation(i).dump();
+  }
+  const json& kept = evaluation(2)["facts"]["baseline"];
+  EXPECT_EQ(kept["session"], 2) << kept.dump();
+  EXPECT_EQ(kept["abandoned"], false);
+  EXPECT_TRUE(kept["error"].is_null()) << kept.dump();
+  EXPECT_EQ(kept["turns"]["granted"], kept["turns"]["asked"]) << kept.dump();
+  EXPECT_TRUE(kept["turns"]["unpaired"].is_null()) << kept.dump();
+  // Both verified candidates were timed in turns against the reference, each in its own.
+  for (int i : {0, 2}) {
+    EXPECT_TRUE(evaluation(i)["timing"]["reference_ms"].is_number()) << evaluation(i).dump();
+    EXPECT_TRUE(evaluation(i)["timing"]["interleaved"].get<bool>()) << evaluation(i).dump();
+  }
+  EXPECT_NE(evaluation(0)["timing"]["reference_ms"], evaluation(2)["timing"]["reference_ms"]);
 }
 
 TEST_F(GenerateCli, ModelsThisBuildDoesNotHaveAreClearUsageErrors) {

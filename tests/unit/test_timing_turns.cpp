@@ -73,6 +73,28 @@ TEST(TurnReferee, TheFirstTurnWaitsForBothSidesThenTheyAlternate) {
   }
 }
 
+TEST(TurnReferee, AKeptTimersFeedTakesTheGrantsAndOutlivesTheSession) {
+  TurnReferee referee;
+  auto kept = std::make_shared<proc::StdinFeed>();
+  auto own = referee.feed(TimingSide::Reference);
+  referee.adoptReferenceFeed(kept);
+  EXPECT_EQ(referee.feed(TimingSide::Reference), kept);
+  referee.message(TimingSide::Reference, ready(0));
+  referee.message(TimingSide::Candidate, ready(0));
+  EXPECT_EQ(granted(kept), "g");
+  EXPECT_EQ(granted(own), "");
+  referee.message(TimingSide::Reference, done(0));
+  referee.finished(TimingSide::Reference);
+  referee.finished(TimingSide::Candidate);
+  // The session is over, not the process: the next session's bytes still go through.
+  EXPECT_TRUE(kept->write("n"));
+  bool closed = true;
+  EXPECT_EQ(kept->take(closed), "n");
+  EXPECT_FALSE(closed);
+  // A side's own feed is closed when it finishes.
+  EXPECT_FALSE(referee.feed(TimingSide::Candidate)->write("g"));
+}
+
 TEST(TurnReferee, EachTurnSaysHowLongTheCpuWasContendedDuringIt) {
   if (!proc::cpuStalledMicros()) GTEST_SKIP() << "this kernel gives no CPU pressure";
   TurnReferee referee;

@@ -23,9 +23,11 @@ class TurnChannel(RecordingChannel):
     def __init__(self):
         super().__init__()
         self.turns = []
+        self.sessions = []
 
-    def turn(self, state, index):
+    def turn(self, state, index, **details):
         self.turns.append((state, index))
+        self.sessions.append(details.get("session"))
 
 
 def baseline_job(tmp_path, source, timing_settings, timing_sets=4):
@@ -123,6 +125,43 @@ def test_a_grant_that_does_not_come_ends_the_waiting():
     facts = keeper.facts()
     assert facts["granted"] == 0 and facts["unpaired"].startswith("no turn was granted within")
     assert 0.2 <= facts["waited_s"] < 5
+
+
+def test_a_kept_baseline_times_one_session_per_opening_and_an_abandoned_one_not_at_all(tmp_path):
+    """One load for several sessions: each session's rounds wait for their grants, `a` in
+    place of a grant abandons a session untimed, `n` opens the next and the stream's end ends
+    the stage."""
+    job = baseline_job(tmp_path, MATMUL_REFERENCE,
+                       {"warmup": 0, "reps": 2, "min_time_s": 0.0, "compile_baseline": False,
+                        "rounds": 2}, timing_sets=2)
+    job["kept"] = True
+    read_fd, write_fd = os.pipe()
+    turns.keep_grant_fd(read_fd)
+    channel = TurnChannel()
+    sessions = baseline_stage.run(job, channel)
+    os.write(write_fd, b"gg")
+    first = next(sessions)
+    os.write(write_fd, b"n" + b"a")
+    abandoned = next(sessions)
+    os.write(write_fd, b"n" + b"gg")
+    third = next(sessions)
+    os.close(write_fd)
+    with pytest.raises(StopIteration):
+        next(sessions)
+    assert [f["session"] for f in (first, abandoned, third)] == [0, 1, 2]
+    for timed in (first, third):
+        assert timed["error"] is None and not timed["abandoned"]
+        assert [len(r) for r in timed["timing"]["eager_rounds_ms"]] == [1, 1]
+        assert timed["turns"] == {"asked": 2, "granted": 2, "waited_s": timed["turns"]["waited_s"],
+                                  "unpaired": None}
+    assert abandoned["abandoned"] and abandoned["timing"] is None
+    assert abandoned["turns"]["asked"] == 1 and abandoned["turns"]["granted"] == 0
+    # The abandoned session asked for its first turn and never said it was done.
+    assert channel.turns == [("ready", 0), ("done", 0), ("ready", 1), ("done", 1), ("ready", 0),
+                             ("ready", 0), ("done", 0), ("ready", 1), ("done", 1)]
+    assert channel.sessions == [0, 0, 0, 0, 1, 2, 2, 2, 2]
+    # Only one load for the three sessions.
+    assert channel.phases.count("baseline-load") == 1
 
 
 def test_baseline_through_the_worker_with_grants_on_stdin(tmp_path):

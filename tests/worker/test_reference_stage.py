@@ -45,7 +45,7 @@ class RecordingChannel:
     def __init__(self):
         self.phases = []
 
-    def phase(self, name):
+    def phase(self, name, **details):
         self.phases.append(name)
 
 

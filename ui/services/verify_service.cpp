@@ -5,7 +5,9 @@
 namespace crucible::ui {
 
 VerifyService::VerifyService(QObject* parent)
-    : QObject(parent), referenceCache_(std::make_shared<ReferenceCache>(4)) {
+    : QObject(parent),
+      referenceCache_(std::make_shared<ReferenceCache>(4)),
+      baselineKeeper_(std::make_shared<BaselineKeeper>()) {
   pool_.setMaxThreadCount(2);  // a verification and a reference check side by side
 }
 
@@ -19,6 +21,7 @@ quint64 VerifyService::start(const VerifyRequest& given, int candidateKey) {
   VerifyRequest request = given;
   // Candidates of the same reference (and settings) share one reference run.
   if (!request.referenceCache) request.referenceCache = referenceCache_;
+  if (!request.baselineKeeper) request.baselineKeeper = baselineKeeper_;
   const quint64 token = ++nextToken_;
   running_ = token;
   runningKey_ = candidateKey;

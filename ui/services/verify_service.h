@@ -44,6 +44,7 @@ class VerifyService : public QObject {
   std::shared_ptr<std::stop_source> stop_;
   quint64 referenceToken_ = 0;
   std::shared_ptr<ReferenceCache> referenceCache_;  // kept for the window's life
+  std::shared_ptr<BaselineKeeper> baselineKeeper_;  // the last reference's timer, while idle
 };
 
 }  // namespace crucible::ui

@@ -6,8 +6,13 @@ and the same moments' load as the candidate's timed calls (docs/WORKER_PROTOCOL.
 Its model is built as the reference stage builds it (the public seed, get_init_inputs()); the
 reference already ran once without error, so a failure here is still the reference's and is
 reported with its line.
+
+A kept baseline (`kept` in the job) stays alive after its facts and times the next candidate's
+rounds when the parent opens another session (turns.py), compiled once for all of them: the
+same reference, settings and timing sets (docs/WORKER_PROTOCOL.md, "Kept baseline").
 """
 import contextlib
+import itertools
 import os
 import signal
 import threading
@@ -26,34 +31,62 @@ DEFAULT_TIMING = {"warmup": 3, "reps": 20, "min_time_s": 0.2, "compile_baseline"
 
 
 def run(job, channel):
+    """The session's facts; for a kept baseline (`kept`), a generator of every session's facts,
+    one per candidate, until the parent ends the grant stream."""
+    sessions = _sessions(job, channel)
+    if job.get("kept"):
+        return sessions
+    try:
+        return next(sessions)
+    finally:
+        sessions.close()
+
+
+def _sessions(job, channel):
+    """Loads and compiles the reference once, then times one session of rounds at a time."""
     device = torch.device("cuda") if job.get("backend") == "cuda" else torch.device("cpu")
     threads = timing.use_threads(job)
     if job.get("backend") == "interpret":
         os.environ.setdefault("TRITON_INTERPRET", "1")  # as the reference stage does
-    turn_keeper = turns.Turns.for_stage(channel, job)
-    facts = {"env": timing.env_facts(device), "timing": None, "error": None, "device_lock": {},
-             "turns": None}
+    grant_fd = turns.take_grant_fd()
     lock = device_lock.DeviceLock(job.get("device_lock"))
+    load_record, error, compile_error = {}, None, None
+    model = compiled = sets = None
+    settings = dict(DEFAULT_TIMING, **(job.get("timing") or {}))
     try:
         channel.phase("baseline-load")
         model, sets = _load(job, device)
-        settings = dict(DEFAULT_TIMING, **(job.get("timing") or {}))
-        compiled, compile_error = None, None
         if settings["compile_baseline"]:
             channel.phase("baseline-compile")
-            compiled, compile_error = _compile(model, sets[0], device, lock, facts["device_lock"])
-        channel.phase("baseline-rounds")
-        facts["timing"] = _rounds(model, compiled, sets, device, settings, turn_keeper, lock,
-                                  facts["device_lock"], job["reference_path"])
-        facts["timing"]["threads"] = threads
-        if facts["timing"]["compile_error"] is None:
-            facts["timing"]["compile_error"] = compile_error
+            compiled, compile_error = _compile(model, sets[0], device, lock, load_record)
     except UserCodeError as exc:
-        facts["error"] = exc.to_fact()
+        error = exc.to_fact()
+    try:
+        for session in itertools.count():
+            kept = {"session": session} if job.get("kept") else {}
+            turn_keeper = turns.Turns.for_stage(channel, job, grant_fd, **kept)
+            facts = {"env": timing.env_facts(device), "timing": None, "error": error,
+                     "device_lock": dict(load_record), "turns": None, "session": session,
+                     "abandoned": False}
+            if error is None:
+                channel.phase("baseline-rounds", **kept)
+                try:
+                    facts["timing"] = _rounds(model, compiled, sets, device, settings,
+                                              turn_keeper, lock, facts["device_lock"],
+                                              job["reference_path"])
+                    facts["timing"]["threads"] = threads
+                    if facts["timing"]["compile_error"] is None:
+                        facts["timing"]["compile_error"] = compile_error
+                except UserCodeError as exc:
+                    facts["error"] = exc.to_fact()
+                except turns.Abandoned:
+                    facts["abandoned"] = True
+            facts["turns"] = turn_keeper.facts()
+            yield facts
+            if not turn_keeper.open or not turns.next_session(grant_fd):
+                return
     finally:
         lock.close()
-        facts["turns"] = turn_keeper.facts()
-    return facts
 
 
 def _load(job, device):

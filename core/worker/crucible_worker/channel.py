@@ -30,9 +30,9 @@ class Channel:
     def phase(self, name, **details):
         self._write({"type": "phase", "name": name, **details})
 
-    def turn(self, state, index):
+    def turn(self, state, index, **details):
         """"ready" for timing turn `index`, or "done" with it (turns.py)."""
-        self._write({"type": "turn", "state": state, "index": index})
+        self._write({"type": "turn", "state": state, "index": index, **details})
 
     def facts(self, facts):
         self._write({"type": "facts", "facts": _finite(facts)})

@@ -1,6 +1,7 @@
 """Dispatches a stage: static, reference, baseline (the reference's timer), candidate, trace (the
 synthesizer's op graph) or synthcheck (the run check of `crucible tasks synth`);
 docs/WORKER_PROTOCOL.md."""
+import inspect
 import json
 import sys
 import traceback
@@ -44,13 +45,14 @@ def main(argv):
     sandbox = os_sandbox.apply_at_start()
     try:
         facts = _stage_module(stage).run(job, channel)
+        # A kept baseline gives one set of facts per session (baseline_stage.py).
+        for each in facts if inspect.isgenerator(facts) else [facts]:
+            if isinstance(each, dict):
+                each["os_sandbox"] = dict(sandbox, **each.get("os_sandbox", {}))
+            channel.facts(each)
     except Exception as exc:  # the harness itself failed: report it as infrastructure
         channel.facts({"error": {"stage": "infrastructure",
                                  "message": f"{type(exc).__name__}: {exc}",
                                  "line": None,
                                  "traceback": traceback.format_exc(limit=20)}})
-        return 0
-    if isinstance(facts, dict):
-        facts["os_sandbox"] = dict(sandbox, **facts.get("os_sandbox", {}))
-    channel.facts(facts)
     return 0

@@ -11,6 +11,10 @@ Without a grant descriptor (a stage run on its own), or once the parent closed i
 granted at once; a grant that does not come in time ends the waiting for the rest of the stage.
 Either way the stage's facts say how many of its turns were granted, so the parent can tell
 rounds timed in turns from rounds that were not.
+
+A kept baseline (docs/WORKER_PROTOCOL.md, "Kept baseline") times one session per candidate on
+the same descriptor: `n` opens the next session, and `a` in place of a grant abandons the
+session's rounds (its candidate never asked for a turn).
 """
 import contextlib
 import os
@@ -19,6 +23,8 @@ import time
 
 WAIT_LIMIT_S = 600.0
 _GRANT = b"g"
+_ABANDON = b"a"
+_NEXT_SESSION = b"n"
 _monotonic = time.monotonic  # bound before any candidate code exists
 _GRANT_FD = []
 
@@ -36,33 +42,62 @@ def take_grant_fd():
     return fd
 
 
+class Abandoned(Exception):
+    """The parent abandoned the session before granting its turn."""
+
+
+def next_session(fd):
+    """Blocks until the parent opens the next session (True) or ends the stream (False)."""
+    if fd is None:
+        return False
+    try:
+        while True:
+            byte = os.read(fd, 1)
+            if byte == _NEXT_SESSION:
+                return True
+            if not byte:
+                return False
+    except OSError:
+        return False
+
+
 class Turns:
-    def __init__(self, channel, fd=None, wait_limit_s=WAIT_LIMIT_S):
+    def __init__(self, channel, fd=None, wait_limit_s=WAIT_LIMIT_S, session=None):
         self._channel = channel
         self._fd = fd
         self._wait_limit_s = wait_limit_s
+        # A kept baseline's session number, in its turn messages: the parent answers only the
+        # session it opened last.
+        self._details = {} if session is None else {"session": session}
         self.asked = 0
         self.granted = 0
         self.waited_s = 0.0
         self.unpaired = None if fd is not None else "no turns were given"
 
     @classmethod
-    def for_stage(cls, channel, job):
+    def for_stage(cls, channel, job, fd=None, session=None):
+        """The stage's turns on `fd`, or on the grant descriptor when none is given."""
         limit = job.get("turn_wait_s")
         limit = float(limit) if isinstance(limit, (int, float)) and limit > 0 else WAIT_LIMIT_S
-        return cls(channel, take_grant_fd(), limit)
+        return cls(channel, take_grant_fd() if fd is None else fd, limit, session)
+
+    @property
+    def open(self):
+        """Whether grants can still come on the descriptor."""
+        return self._fd is not None
 
     @contextlib.contextmanager
     def turn(self, index):
-        """Waits for turn `index`, then runs the body as that turn."""
+        """Waits for turn `index`, then runs the body as that turn; raises Abandoned (the body
+        not run, no "done" sent) when the parent abandons the session instead."""
         self.asked += 1
-        self._channel.turn("ready", index)
+        self._channel.turn("ready", index, **self._details)
         if self._wait():
             self.granted += 1
         try:
             yield
         finally:
-            self._channel.turn("done", index)
+            self._channel.turn("done", index, **self._details)
 
     def _wait(self):
         if self._fd is None:
@@ -80,6 +115,8 @@ class Turns:
                 byte = os.read(self._fd, 1)
                 if byte == _GRANT:
                     return True
+                if byte == _ABANDON:
+                    raise Abandoned()
                 if not byte:
                     self._stop("the parent ended the turns")
                     return False
