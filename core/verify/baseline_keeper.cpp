@@ -44,8 +44,10 @@ class KeptBaseline {
     job["inputs_dir"] = (dir_ / "inputs").string();
     job["kept"] = true;
     attachLocked(referee);
-    StageHooks hooks{feed_, [this](const json& m) { onMessage(m); },
-                     [this](int group) { onStarted(group); }, {}};
+    StageHooks hooks{feed_,
+                     [this](const json& m) { onMessage(m); },
+                     [this](int group) { onStarted(group); },
+                     {}};
     thread_ = std::thread([this, job, hooks, memory = spec.memoryBytes] {
       StageResult result;
       try {
@@ -127,10 +129,13 @@ class KeptBaseline {
     result.facts = facts_.value_or(json());
     // An abandoned session's facts may still be on their way (a first session that is still
     // compiling): the timer stays until a session of its own says otherwise.
-    healthy_ = !dead_ && (abandoned_ || (facts_.has_value() &&
-                                         result.facts.value("error", json()).is_null()));
-    if (dead_) result.execution = exit_;
-    else result.execution.exitCode = 0;  // alive, and kept for the next session
+    healthy_ = !dead_ && (abandoned_ ||
+                          (facts_.has_value() && result.facts.value("error", json()).is_null()));
+    if (dead_) {
+      result.execution = exit_;
+    } else {
+      result.execution.exitCode = 0;  // alive, and kept for the next session
+    }
     const std::string stage = session_ == 0 ? "baseline" : "baseline (kept)";
     const Clock::time_point end = factsAt_.value_or(Clock::now());
     result.times.push_back({stage, secondsBetween(sessionStart_, end)});
@@ -182,11 +187,7 @@ class KeptBaseline {
     const std::string type = message.value("type", "");
     const json session = message.value("session", json());
     std::scoped_lock lock(mutex_);
-    const bool current = session.is_number_integer() ? session.get<int>() == session_
-                         : type == "facts" ? message.value("facts", json()).is_object() &&
-                                                 message["facts"].value("session", -1) == session_
-                                           : session_ == 0;
-    if (!current) return;
+    if (!ofThisSession(type, session, message)) return;
     if (type == "turn" && referee_ != nullptr) referee_->message(TimingSide::Reference, message);
     if (type == "phase") phases_.emplace_back(message.value("name", "?"), Clock::now());
     if (type == "facts") {
@@ -195,6 +196,17 @@ class KeptBaseline {
       detachLocked();
       changed_.notify_all();
     }
+  }
+
+  /// With mutex_ held. Facts say their session inside; the first session's early phases (load,
+  /// compile) say none.
+  bool ofThisSession(const std::string& type, const json& session, const json& message) const {
+    if (session.is_number_integer()) return session.get<int>() == session_;
+    if (type == "facts") {
+      const json& facts = message.value("facts", json());
+      return facts.is_object() && facts.value("session", -1) == session_;
+    }
+    return session_ == 0;
   }
 
   std::string key_;
@@ -220,12 +232,19 @@ class KeptBaseline {
   std::thread thread_;  // last: started once everything above exists
 };
 
+namespace {
+
+/// What a verification's stop does to its timer: ends it (a kept one is then not kept).
+std::function<void()> endsOnStop(std::shared_ptr<KeptBaseline> timer) {
+  return [timer = std::move(timer)] { timer->end(); };
+}
+
+}  // namespace
+
 BaselineSession::BaselineSession(std::shared_ptr<KeptBaseline> timer,
                                  std::shared_ptr<BaselineKeeper> keeper, TurnReferee& referee,
                                  std::stop_token stop)
-    : timer_(std::move(timer)),
-      keeper_(std::move(keeper)),
-      onStop_(stop, std::function<void()>([timer = timer_] { timer->end(); })) {
+    : timer_(std::move(timer)), keeper_(std::move(keeper)), onStop_(stop, endsOnStop(timer_)) {
   (void)referee;  // attached by whoever opened the session
 }
 
@@ -285,9 +304,8 @@ std::unique_ptr<BaselineSession> BaselineKeeper::open(const BaselineSpec& spec,
   {
     std::scoped_lock lock(mutex_);
     ended = expireIdle();
-    auto found = std::find_if(timers_.begin(), timers_.end(), [&](const auto& t) {
-      return t->key() == spec.key && t->idle();
-    });
+    auto found = std::find_if(timers_.begin(), timers_.end(),
+                              [&](const auto& t) { return t->key() == spec.key && t->idle(); });
     if (found != timers_.end()) {
       timer = *found;
       timers_.erase(found);

@@ -25,14 +25,29 @@ std::uintmax_t bytesUnder(const fs::path& dir) {
   return total;
 }
 
-/// Copies `from/<folder>` to `to/<folder>` for the cached folders; false on any failure.
-bool copyFolders(const fs::path& from, const fs::path& to) {
+/// Links (`link`; across file systems it copies) or copies `from/<folder>` into `to/<folder>`
+/// for the cached folders; false on any failure.
+bool linkFolders(const fs::path& from, const fs::path& to, bool link) {
   std::error_code ec;
   for (const char* folder : kFolders) {
     fs::create_directories(to / folder, ec);
     if (ec) return false;
-    fs::copy(from / folder, to / folder,
-             fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+    for (auto it = fs::recursive_directory_iterator(from / folder, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      const fs::path target = to / folder / fs::relative(it->path(), from / folder);
+      if (it->is_directory(ec)) {
+        fs::create_directories(target, ec);
+      } else if (it->is_regular_file(ec)) {
+        fs::remove(target, ec);
+        ec.clear();
+        if (link) fs::create_hard_link(it->path(), target, ec);
+        if (!link || ec) {
+          ec.clear();
+          fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+        }
+      }
+      if (ec) return false;
+    }
     if (ec) return false;
   }
   return true;
@@ -40,8 +55,11 @@ bool copyFolders(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
-ReferenceCache::ReferenceCache(std::size_t maxEntries, std::uintmax_t maxEntryBytes)
-    : maxEntries_(maxEntries), maxEntryBytes_(maxEntryBytes) {
+ReferenceCache::ReferenceCache(std::size_t maxEntries, std::uintmax_t maxEntryBytes,
+                               std::uintmax_t maxLinkedEntryBytes)
+    : maxEntries_(maxEntries),
+      maxEntryBytes_(maxEntryBytes),
+      maxLinkedEntryBytes_(maxLinkedEntryBytes) {
   std::string pattern = temporaryRoot() + "/crucible-refcache-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a folder for the reference cache in " + pattern);
@@ -62,7 +80,7 @@ std::optional<json> ReferenceCache::restore(const std::string& key, const fs::pa
   std::lock_guard lock(mutex_);
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->key != key) continue;
-    if (!copyFolders(it->dir, jobRoot)) return std::nullopt;
+    if (!linkFolders(it->dir, jobRoot, it->linked)) return std::nullopt;
     entries_.splice(entries_.begin(), entries_, it);
     ++hits_;
     return entries_.front().facts;
@@ -70,22 +88,24 @@ std::optional<json> ReferenceCache::restore(const std::string& key, const fs::pa
   return std::nullopt;
 }
 
-void ReferenceCache::keep(const std::string& key, const fs::path& jobRoot, const json& facts) {
+void ReferenceCache::keep(const std::string& key, const fs::path& jobRoot, const json& facts,
+                          bool walled) {
   std::uintmax_t bytes = 0;
   for (const char* folder : kFolders) bytes += bytesUnder(jobRoot / folder);
-  if (bytes > maxEntryBytes_) return;  // too big to copy around cheaply: run it again instead
+  // Too big to copy around (or, linked, to hold on to): run it again instead.
+  if (bytes > (walled ? maxLinkedEntryBytes_ : maxEntryBytes_)) return;
 
   std::lock_guard lock(mutex_);
   for (const auto& e : entries_) {
     if (e.key == key) return;  // another thread kept the same run first
   }
   const fs::path dir = root_ / std::to_string(serial_++);
-  if (!copyFolders(jobRoot, dir)) {
+  if (!linkFolders(jobRoot, dir, walled)) {
     std::error_code ec;
     fs::remove_all(dir, ec);
     return;
   }
-  entries_.push_front({key, dir, facts});
+  entries_.push_front({key, dir, facts, walled});
   while (entries_.size() > maxEntries_) {
     std::error_code ec;
     fs::remove_all(entries_.back().dir, ec);

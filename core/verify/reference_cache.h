@@ -6,9 +6,12 @@
 // cached: the baseline stage measures it again beside each candidate, in turns, so that both
 // meet the same load.
 //
-// Entries are copies of the job's `ref/` and `inputs/` folders in a private folder, copied back
-// into each new job: a candidate that mutates its inputs (the unsandboxed GPU machine allows
-// it) changes only its own job's copy, never the cache.
+// Entries are the job's `ref/` and `inputs/` folders in a private folder, put back into each new
+// job. Where the stages' walls held (bubblewrap, or Landlock and seccomp), they are hard links:
+// no stage writes these files after the reference stage (the candidate sees neither folder, and
+// its own copy of the inputs is removed before its code exists), so a run of gigabytes costs no
+// more to keep and restore than a small one. Without walls they are copies, so a candidate that
+// writes into its job's files changes only its own job, never a later candidate's.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,9 +26,11 @@ namespace crucible {
 
 class ReferenceCache {
  public:
-  /// Keeps at most `maxEntries` runs and skips runs whose files exceed `maxEntryBytes`.
+  /// Keeps at most `maxEntries` runs and skips runs whose files exceed `maxEntryBytes` (copied)
+  /// or `maxLinkedEntryBytes` (linked: only the disk they hold on to counts).
   explicit ReferenceCache(std::size_t maxEntries = 8,
-                          std::uintmax_t maxEntryBytes = std::uintmax_t{2} << 30);
+                          std::uintmax_t maxEntryBytes = std::uintmax_t{2} << 30,
+                          std::uintmax_t maxLinkedEntryBytes = std::uintmax_t{16} << 30);
   ~ReferenceCache();
   ReferenceCache(const ReferenceCache&) = delete;
   ReferenceCache& operator=(const ReferenceCache&) = delete;
@@ -38,9 +43,10 @@ class ReferenceCache {
   std::optional<nlohmann::json> restore(const std::string& key,
                                         const std::filesystem::path& jobRoot);
 
-  /// Keeps the run in `jobRoot` under `key`, evicting the oldest run beyond the limit.
+  /// Keeps the run in `jobRoot` under `key`, evicting the oldest run beyond the limit; linked
+  /// when `walled` (the stages' walls held on this machine), else copied.
   void keep(const std::string& key, const std::filesystem::path& jobRoot,
-            const nlohmann::json& facts);
+            const nlohmann::json& facts, bool walled = false);
 
   std::size_t size() const;
   std::size_t hits() const;
@@ -50,10 +56,12 @@ class ReferenceCache {
     std::string key;
     std::filesystem::path dir;
     nlohmann::json facts;
+    bool linked = false;
   };
   std::filesystem::path root_;
   std::size_t maxEntries_;
   std::uintmax_t maxEntryBytes_;
+  std::uintmax_t maxLinkedEntryBytes_;
   mutable std::mutex mutex_;
   std::list<Entry> entries_;  // most recently used first
   std::size_t hits_ = 0;

@@ -227,7 +227,10 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
   // Names this run's inputs (they come from a secret seed), so a timer kept on them is reused
   // only with them (openBaseline).
   refStage.facts["inputs_id"] = std::to_string(secretInputSeed());
-  if (request.referenceCache) request.referenceCache->keep(key, job.dir().root(), refStage.facts);
+  if (request.referenceCache) {
+    const bool walled = summarizeSandbox(runner.sandbox(), refStage.facts).held;
+    request.referenceCache->keep(key, job.dir().root(), refStage.facts, walled);
+  }
   return refStage.facts;
 }
 

@@ -1,5 +1,5 @@
-// The reference cache: runs kept and copied back, copies independent of the cache, eviction and
-// the size limit.
+// The reference cache: runs kept and copied back, copies independent of the cache, links behind
+// the walls, eviction and the size limits.
 
 #include <gtest/gtest.h>
 
@@ -98,6 +98,27 @@ TEST(ReferenceCache, RunsLargerThanTheLimitAreNotKept) {
   cache.keep("big", big.path(), json::object());
   EXPECT_EQ(cache.size(), 0u);
   EXPECT_FALSE(cache.restore("big", out.path()));
+}
+
+TEST(ReferenceCache, BehindWallsARunIsLinkedNotCopiedAndMayBeLarger) {
+  test::TempDir big, out, later;
+  write(big.path() / "ref" / "expected_0.ctp", std::string(4096, 'x'));
+  write(big.path() / "inputs" / "timing_0.ctp", "timing");
+  ReferenceCache cache(8, 1024, 1 << 20);
+  cache.keep("copied", big.path(), json::object(), false);
+  EXPECT_EQ(cache.size(), 0u);  // over the copy limit
+  cache.keep("linked", big.path(), json::object(), true);
+  ASSERT_TRUE(cache.restore("linked", out.path()));
+  // The same file, not a copy of it: the job's, the cache's and the restored job's.
+  EXPECT_TRUE(
+      fs::equivalent(big.path() / "ref" / "expected_0.ctp", out.path() / "ref" / "expected_0.ctp"));
+  EXPECT_EQ(fs::hard_link_count(out.path() / "inputs" / "timing_0.ctp"), 3u);
+  // Removing a job (its links) leaves the run whole for the next one.
+  fs::remove_all(big.path() / "ref");
+  fs::remove_all(out.path() / "inputs");
+  ASSERT_TRUE(cache.restore("linked", later.path()));
+  EXPECT_EQ(read(later.path() / "ref" / "expected_0.ctp"), std::string(4096, 'x'));
+  EXPECT_EQ(read(later.path() / "inputs" / "timing_0.ctp"), "timing");
 }
 
 }  // namespace
