@@ -228,7 +228,12 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
   // only with them (openBaseline).
   refStage.facts["inputs_id"] = std::to_string(secretInputSeed());
   if (request.referenceCache) {
-    const bool walled = summarizeSandbox(runner.sandbox(), refStage.facts).held;
+    // The walls the candidate will meet keep it out of the job's folders: bubblewrap, or the
+    // file and system-call layers the reference stage raised too (the process layer is the
+    // candidate's own, applied later).
+    const json walls = refStage.facts.value("os_sandbox", json::object());
+    const bool walled =
+        runner.sandbox().available || (walls.is_object() && walls.value("applied", false));
     request.referenceCache->keep(key, job.dir().root(), refStage.facts, walled);
   }
   return refStage.facts;
