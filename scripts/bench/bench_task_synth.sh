@@ -3,13 +3,13 @@
 # COUNT tasks (default 1000) of OPS operators (default 5), first without the run check (the
 # sampler, the Gecode shape model and the writer), then with it (every task run by the worker).
 #
-#   scripts/bench_task_synth.sh [OUT_DIR]       results in OUT_DIR (default: a temporary folder)
-#   COUNT=200 OPS=3 SEED=1 CHECK=0 scripts/bench_task_synth.sh
+#   scripts/bench/bench_task_synth.sh [OUT_DIR]       results in OUT_DIR (default: a temporary folder)
+#   COUNT=200 OPS=3 SEED=1 CHECK=0 scripts/bench/bench_task_synth.sh
 #
 # Prints the machine, the date, tasks per second and coverage for each mode; the JSON reports
 # stay in OUT_DIR (no-check.json, check.json).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 crucible="${CRUCIBLE:-$root/build/bin/crucible}"
 count="${COUNT:-1000}" ops="${OPS:-5}" seed="${SEED:-1}" check="${CHECK:-1}"
 out="${1:-$(mktemp -d "${TMPDIR:-/tmp}/bench-tasksynth-XXXXXX")}"

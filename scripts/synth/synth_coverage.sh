@@ -2,16 +2,16 @@
 # The built-in synthesizer over the bundled level-1 and level-2 tasks: for each task, synthesize
 # (crucible synth), verify the first candidate (crucible verify), and print a table of task,
 # lowered?, verdict and speedup. Usage:
-#   scripts/synth_coverage.sh [--backend interpret|opencl|cuda] [--levels "1 2"] [--out DIR] [--shrink]
+#   scripts/synth/synth_coverage.sh [--backend interpret|opencl|cuda] [--levels "1 2"] [--out DIR] [--shrink]
 #                             [--only REGEX]
 # --only keeps the tasks whose name (levelN/FILE, without .py) matches the extended regex.
 # --shrink verifies copies of the tasks with their module-level size constants capped
-# (scripts/synth_shrink.py: batch 3, height/width 12, channels 8, groups 4, other sizes 48), so a
+# (scripts/synth/synth_shrink.py: batch 3, height/width 12, channels 8, groups 4, other sizes 48), so a
 # CPU backend covers every task in minutes.
 # Needs a built build/bin/crucible. Candidates and verifier JSON are kept in DIR. TRIALS (default
 # 1), REPS (timed repetitions, default 10) and TIMEOUT (seconds per candidate) tune the verifier.
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${CRUCIBLE_BIN:-$here/build/bin/crucible}
 backend=interpret
 levels="1 2"
@@ -41,7 +41,7 @@ for level in $levels; do
     dir=$out/$name
     mkdir -p "$dir"
     if [ "$shrink" = 1 ]; then
-      python3 "$here/scripts/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
+      python3 "$here/scripts/synth/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
       ref=$dir/$(basename "$ref")
     fi
     total=$((total + 1))

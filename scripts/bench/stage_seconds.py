@@ -4,7 +4,7 @@ database (from `generate`, `bench` or the workbench), with the wall time the sta
 the candidate's and baseline's phases; "baseline (kept)" is a session on a timer kept from an
 earlier candidate.
 
-Usage: python3 scripts/stage_seconds.py DB [--json]
+Usage: python3 scripts/bench/stage_seconds.py DB [--json]
 """
 import argparse
 import json

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The built-in synthesizer on a GPU machine, over the bundled tasks, in two phases, using the
-# static CLI in build-device/ (see scripts/device_corpus.sh for how to build it):
+# static CLI in build-device/ (see scripts/device/device_corpus.sh for how to build it):
 #  1. search: `crucible generate TASK -n N_CANDIDATES --backend cuda --trials 1` (every candidate
 #     verified, the fastest verified one written to OUT_DIR/TASK/kernel.py), SEARCH_JOBS tasks at
 #     a time. Tasks share the GPU here, so these timings only rank the candidates of one task.
 #  2. timing: each task's winner re-verified alone (`crucible verify --trials TRIALS`), one task at
 #     a time, so the speedups in the table are not disturbed by other processes.
-# Then scripts/synth_summary.py prints the table (timed speedups where phase 2 ran).
+# Then scripts/synth/synth_summary.py prints the table (timed speedups where phase 2 ran).
 # Usage: [SEARCH_JOBS=8] [N_CANDIDATES=8] [TRIALS=3] [LEVELS="1 2"] [ONLY=REGEX]
-#        [PHASES="search time"] [BACKEND=cuda] scripts/device_synth.sh OUT_DIR
+#        [PHASES="search time"] [BACKEND=cuda] scripts/device/device_synth.sh OUT_DIR
 # ONLY keeps tasks whose path (levelN/FILE.py) matches the extended regex.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: device_synth.sh OUT_DIR}"
 mkdir -p "$out"
 export CRUCIBLE_PYTHON="${CRUCIBLE_PYTHON:-$(command -v python3)}"
@@ -51,4 +51,4 @@ if [[ " $phases " == *" time "* ]]; then
   done
   echo "timing: $(( $(date +%s) - start )) s"
 fi
-python3 "$root/scripts/synth_summary.py" "$out"
+python3 "$root/scripts/synth/synth_summary.py" "$out"

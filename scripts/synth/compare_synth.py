@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether two builds' synthesizers write the same kernels: for a refactor of the lowerers.
 
-    scripts/compare_synth.py BEFORE_CLI AFTER_CLI [--tasks DIR] [--backends interpret,opencl,cuda]
+    scripts/synth/compare_synth.py BEFORE_CLI AFTER_CLI [--tasks DIR] [--backends interpret,opencl,cuda]
                              [-n N] [--limit K]
 
 Runs `crucible synth REFERENCE --backend B -n N --json` with both CLIs on every task of DIR (the
@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def main(argv=None):

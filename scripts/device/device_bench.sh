@@ -7,13 +7,13 @@
 #         -DCRUCIBLE_BUILD_TESTS=OFF
 #   cmake --build build-device --target crucible
 # Usage: [LEVELS="1,2"] [SAMPLES=K] [JOBS=J] [TRIALS=N] [BACKEND=cuda] [SHRINK=F] [SCALE=F] \
-#        [COMPILE=0] [TASKS=DIR] [CRUCIBLE_BIN=PATH] scripts/device_bench.sh OUT_DIR
+#        [COMPILE=0] [TASKS=DIR] [CRUCIBLE_BIN=PATH] scripts/device/device_bench.sh OUT_DIR
 # COMPILE=0 skips the torch.compile baseline (its compile is most of a task's time on a GPU).
 # OUT_DIR gets report.md, bench.json, eval_results.json (per level), run.json, results.jsonl,
 # bench.db (the stored sessions) and bench.log. The run is resumable: the same command again skips the tasks already in OUT_DIR.
 # JOBS > 1 puts several tasks on the GPU at once, so timings get noisier; the default is 1.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: device_bench.sh OUT_DIR}"
 mkdir -p "$out"
 export CRUCIBLE_PYTHON="${CRUCIBLE_PYTHON:-$(command -v python3)}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prefill and decode speed and peak memory of crucible-model against llama.cpp (llama-cpp-python)
 on the same GGUF file, one process per engine and run, runs alternating so that a machine whose
-load changes treats both alike. Driven by scripts/bench_model.sh; the `llama-cpp` mode runs inside
+load changes treats both alike. Driven by scripts/bench/bench_model.sh; the `llama-cpp` mode runs inside
 the benchmark environment (requirements-bench.txt).
 
 Both engines get the same prompt tokens, decode greedily past the end-of-sequence token for a fixed

@@ -4,9 +4,9 @@
 #   cmake -B build-device -G Ninja -DCRUCIBLE_STATIC_CLI=ON -DCRUCIBLE_BUILD_TESTS=OFF
 #   cmake --build build-device --target crucible
 #   g++ -std=c++20 -O2 -static tests/corpus/corpus_check.cpp -o build-device/bin/corpus_check
-# Usage: [JOBS=N] scripts/device_corpus.sh OUT_DIR   (logs and results.jsonl land in OUT_DIR)
+# Usage: [JOBS=N] scripts/device/device_corpus.sh OUT_DIR   (logs and results.jsonl land in OUT_DIR)
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: device_corpus.sh OUT_DIR}"
 mkdir -p "$out"
 export CRUCIBLE_CORPUS_BACKEND=cuda

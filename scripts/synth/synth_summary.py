@@ -3,7 +3,7 @@ the synthesizer's benchmark table: per level, tasks lowered, verified, fast_1 (v
 faster than eager) and the geometric-mean speedup of the best verified candidate. Where the
 winner was re-verified alone (TASK.timed.json, `crucible verify --json`, from device_synth.sh's
 timing phase), that run's verdict and speedup count instead of the search's.
-Usage: python3 scripts/synth_summary.py DIR"""
+Usage: python3 scripts/synth/synth_summary.py DIR"""
 import json
 import math
 import pathlib

@@ -1,4 +1,4 @@
-"""The kernels of the opencl benchmark (scripts/bench_opencl.py, issue 3's "Benchmarks"): written
+"""The kernels of the opencl benchmark (scripts/bench/bench_opencl.py): written
 as candidates write them, so they run unchanged under Crucible's shim and the Triton interpreter.
 Each `Case` has a Triton launch, the eager PyTorch computation and the FLOPs of one run."""
 
@@ -11,7 +11,7 @@ import triton.language as tl
 
 # The 1024^3 matmul is the tutorial kernel of the differential corpus (K loop over carried
 # pointer blocks, grouped program order, bias epilogue): benchmarked as it is tested.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "worker" / "tcl_kernels"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "worker" / "tcl_kernels"))
 import matmul as tutorial_matmul  # noqa: E402
 
 

@@ -4,12 +4,12 @@
 # fastest verified candidate's time, their ratio and that candidate's tiling. The machine's load
 # average is printed before and after (timings on a shared machine only compare side by side).
 # Usage:
-#   scripts/synth_speed.sh [--backend opencl|interpret|cuda] [--levels "1 2"] [--only REGEX]
+#   scripts/synth/synth_speed.sh [--backend opencl|interpret|cuda] [--levels "1 2"] [--only REGEX]
 #                          [--shrink] [-n N] [--out DIR]
-# --shrink caps the tasks' size constants (scripts/synth_shrink.py). Needs build/bin/crucible
+# --shrink caps the tasks' size constants (scripts/synth/synth_shrink.py). Needs build/bin/crucible
 # (or CRUCIBLE_BIN). TRIALS (default 1), REPS (default 20) and TIMEOUT tune the verifier.
 set -u
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${CRUCIBLE_BIN:-$here/build/bin/crucible}
 backend=opencl levels="1 2" only= shrink=0 n=4
 out=$(mktemp -d -t crucible-synth-speed-XXXXXX)
@@ -33,7 +33,7 @@ for level in $levels; do
     dir=$out/$name
     mkdir -p "$dir"
     if [ "$shrink" = 1 ]; then
-      python3 "$here/scripts/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
+      python3 "$here/scripts/synth/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
       ref=$dir/$(basename "$ref")
     fi
     if ! "$bin" synth "$ref" -n "$n" --backend "$backend" --out "$dir" --json > "$dir/synth.json" \

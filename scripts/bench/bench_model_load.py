@@ -7,7 +7,7 @@ the workbench's own situation). Policies: "default" (the engine as Crucible star
 "KEY=VALUE[+KEY=VALUE]" set of environment variables for the engine (for example
 "OMP_WAIT_POLICY=ACTIVE" or "CRUCIBLE_MODEL_THREADS=1").
 
-Usage: .venv/bin/python scripts/bench_model_load.py OUT GGUF [--runs N] [--tokens N]
+Usage: .venv/bin/python scripts/bench/bench_model_load.py OUT GGUF [--runs N] [--tokens N]
          [--loads 0,spin1,spin2,torch2,verify] [--policies default,OMP_WAIT_POLICY=ACTIVE]
 Writes results.jsonl and summary.md (median decode tok/s per load and policy, and its ratio to
 the same policy's quiet figure) to OUT.
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench_load import start_load, stop_load  # noqa: E402
 from bench_model import run_ours  # noqa: E402
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def start(load):

@@ -2,7 +2,7 @@
 # What verification costs, before and after a change: every corpus case the two trees share is
 # verified by each tree's own CLI and worker, in turns (before, after, before, ...) so that load
 # drifting on a busy machine hits both alike. Prints per-case seconds and the totals.
-# Usage: [BACKEND=interpret] [ROUNDS=1] scripts/bench_verify_cost.sh BEFORE_ROOT AFTER_ROOT OUT_DIR
+# Usage: [BACKEND=interpret] [ROUNDS=1] scripts/bench/bench_verify_cost.sh BEFORE_ROOT AFTER_ROOT OUT_DIR
 # Each root is a checkout with build/bin/crucible and build/bin/corpus_check built.
 set -uo pipefail
 before="$(cd "${1:?usage: bench_verify_cost.sh BEFORE_ROOT AFTER_ROOT OUT_DIR}" && pwd)"

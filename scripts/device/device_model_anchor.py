@@ -1,6 +1,6 @@
-# Anchor for scripts/device_model.sh on the GPU machine: Hugging Face transformers' eager generate
+# Anchor for scripts/device/device_model.sh on the GPU machine: Hugging Face transformers' eager generate
 # on the same config (random weights), greedy, a 112-token prompt, 128 new tokens, per dtype.
-# Usage there: python3 scripts/device_model_anchor.py build/device-model/smollm2
+# Usage there: python3 scripts/device/device_model_anchor.py build/device-model/smollm2
 import sys
 import time
 
