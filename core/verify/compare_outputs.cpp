@@ -1,6 +1,7 @@
 #include "core/verify/compare_outputs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -87,10 +88,27 @@ void compareTimedOutputs(const JobPacks& packs, const ToleranceTable& tolerances
   }
 }
 
+/// Each phase's seconds, named "compare/<phase>", from one clock.
+class PhaseClock {
+ public:
+  void end(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_.push_back(
+        {std::string("compare/") + phase, std::chrono::duration<double>(now - since_).count()});
+    since_ = now;
+  }
+  std::vector<StageTime> take() { return std::move(phases_); }
+
+ private:
+  std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();
+  std::vector<StageTime> phases_;
+};
+
 }  // namespace
 
-void compareOutputs(const std::filesystem::path& job, int trials, const ToleranceTable& tolerances,
-                    Observations& o) {
+std::vector<StageTime> compareOutputs(const std::filesystem::path& job, int trials,
+                                      const ToleranceTable& tolerances, Observations& o) {
+  PhaseClock clock;
   const JobPacks packs(job, o.candidateFacts);
   const auto replaced = [&](const LoadedPack& p, const PackFile& f) {
     if (p.replaced) o.replacedFiles.push_back(f.path.filename().string());
@@ -129,6 +147,7 @@ void compareOutputs(const std::filesystem::path& job, int trials, const Toleranc
   }
   const bool haveFirst = !actual.empty() && actual[0];
   if (haveFirst) compareAcrossTrials(expected, actual, tolerances, rule, o);
+  clock.end("trials");
 
   // Phase two: the other files, each read ahead in the room the dropped trial outputs leave
   // and compared in turn. Trial 0's output stays for the repeat and no-op calls.
@@ -165,7 +184,10 @@ void compareOutputs(const std::filesystem::path& job, int trials, const Toleranc
   }
   done(expectedAlt);
   done(actualAlt);
-  if (!haveFirst) return;
+  if (!haveFirst) {
+    clock.end("checks");
+    return clock.take();
+  }
 
   const ValuePack& first = *actual[0];
   auto repeat = next();
@@ -179,7 +201,10 @@ void compareOutputs(const std::filesystem::path& job, int trials, const Toleranc
   const auto inputs0 = next();
   const auto after0 = next();
   if (inputs0.pack && after0.pack) o.inputsMutated = !bitwiseEqual(*inputs0.pack, *after0.pack);
+  clock.end("checks");
   compareTimedOutputs(packs, tolerances, rule, o);
+  clock.end("timed");
+  return clock.take();
 }
 
 }  // namespace crucible

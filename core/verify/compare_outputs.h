@@ -5,8 +5,10 @@
 // expected and actual outputs.
 
 #include <filesystem>
+#include <vector>
 
 #include "core/verify/compare.h"
+#include "core/verify/evaluation.h"
 #include "core/verify/judge.h"
 
 namespace crucible {
@@ -14,8 +16,10 @@ namespace crucible {
 /// Reads the packs under `job` (ref/, cand/, inputs/ as docs/WORKER_PROTOCOL.md names them)
 /// and fills o's trials, timed, alt, repeat, noop, inputsMutated, candidateOutputsConstant,
 /// referenceOutputsVary, staleTrials, degeneracy and replacedFiles. A candidate file counts
-/// only when its digest is the one the worker reported in o.candidateFacts["files"].
-void compareOutputs(const std::filesystem::path& job, int trials, const ToleranceTable& tolerances,
-                    Observations& o);
+/// only when its digest is the one the worker reported in o.candidateFacts["files"]. Returns
+/// how long each of its phases took ("compare/trials", "compare/checks": the alternative batch,
+/// repeat, no-op and inputs, "compare/timed").
+std::vector<StageTime> compareOutputs(const std::filesystem::path& job, int trials,
+                                      const ToleranceTable& tolerances, Observations& o);
 
 }  // namespace crucible

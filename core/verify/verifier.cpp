@@ -448,12 +448,18 @@ void candidateRun(VerifyRun& run, const json& timing, const json& refFacts, std:
 void compareRun(VerifyRun& run) {
   report(run.progress, "judge", "comparing outputs and judging");
   const auto comparing = std::chrono::steady_clock::now();
+  std::vector<StageTime> phases;
   {
     // On every core: kept out of other verifications' timings (device_lock.h).
     SharedDeviceHold hold(deviceLockPrefix(run.backend));
-    compareOutputs(run.job.dir().root(), run.request.trials, run.request.tolerances, run.o);
+    phases.push_back({"compare/device-lock", secondsSince(comparing)});
+    for (auto& p :
+         compareOutputs(run.job.dir().root(), run.request.trials, run.request.tolerances, run.o)) {
+      phases.push_back(std::move(p));
+    }
   }
   run.times.push_back({"compare", secondsSince(comparing)});
+  run.times.insert(run.times.end(), phases.begin(), phases.end());
 }
 
 bool staticallyValid(const json& staticFacts) {

@@ -34,7 +34,7 @@ def text(row):
     stages = row["stages"]
     top = ", ".join(f"{k} {v}" for k, v in stages.items() if "/" not in k)
     lines = [f"#{row['id']} {row['task']} {row['verdict']}: {row['wall_s']} s ({top})"]
-    for side in ("candidate", "baseline", "baseline (kept)", "reference"):
+    for side in ("candidate", "baseline", "baseline (kept)", "reference", "compare"):
         phases = ", ".join(f"{k.split('/', 1)[1]} {v}" for k, v in stages.items()
                            if k.startswith(side + "/"))
         if phases:

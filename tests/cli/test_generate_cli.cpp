@@ -248,6 +248,10 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
   EXPECT_TRUE(ranStage(0, "reference")) << evaluation(0).dump();
   EXPECT_TRUE(ranStage(1, "reference (reused)")) << evaluation(1).dump();
   EXPECT_FALSE(ranStage(1, "reference")) << evaluation(1).dump();
+  // The comparison says where its time went too.
+  for (const char* phase : {"compare", "compare/trials", "compare/checks", "compare/timed"}) {
+    EXPECT_TRUE(ranStage(0, phase)) << phase << evaluation(0).dump();
+  }
   for (int i = 0; i < 2; ++i) {
     EXPECT_TRUE(evaluation(i)["timing"]["reference_ms"].is_number()) << evaluation(i).dump();
     EXPECT_TRUE(evaluation(i)["timing"]["interleaved"].get<bool>()) << evaluation(i).dump();
