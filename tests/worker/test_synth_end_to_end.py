@@ -62,6 +62,22 @@ OPENCL_ONLY = ["level1/11_Conv_transpose2d.py", "level1/24_GroupNorm.py",
 TCL_LIB = os.environ.get("CRUCIBLE_TCL_LIB",
                          os.path.join(REPO, "build", "lib", "libcrucible_tcl.so"))
 
+# The default run checks every lowering kind end to end at least once; the cases below repeat a
+# kind on a second backend or at a second shape, and run in the sweep (pytest -m sweep; the
+# `slow` label), which is run before a change to core/kernel_synth lands (CONTRIBUTING.md).
+SWEEP = {
+    "interpret": {"level1/13_LeakyReLU.py", "level1/21_LayerNorm.py",
+                  "level2/1_Linear_BiasAdd_ReLU.py", "level2/3_Conv2d_ReLU_BiasAdd.py"},
+    "opencl": {"level1/36_Softmax.py", "level2/4_Conv2d_BatchNorm_SiLU.py"},
+    "gpu_conv": {"level1/11_Conv_transpose2d.py", "level2/15_ConvTranspose2d_GELU_GroupNorm.py"},
+    "gpu_product": {"level2/18_BMM_ScaledSoftmax_BMM.py"},
+}
+
+
+def _cases(tasks, group):
+    """The tasks as parameters, those in the sweep marked so."""
+    return [pytest.param(t, marks=pytest.mark.sweep) if t in SWEEP[group] else t for t in tasks]
+
 
 def shrunk_task(tmp_path, task, constants):
     with open(os.path.join(TASKS, task), encoding="utf-8") as f:
@@ -110,14 +126,14 @@ def synthesize_and_verify(tmp_path, task, backend, synth_backend=None, case=None
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("task", sorted(set(CASES) - set(OPENCL_ONLY)))
+@pytest.mark.parametrize("task", _cases(sorted(set(CASES) - set(OPENCL_ONLY)), "interpret"))
 def test_every_candidate_is_verified(tmp_path, task):
     synthesize_and_verify(tmp_path, task, "interpret")
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 @pytest.mark.skipif(not os.path.exists(TCL_LIB), reason="libcrucible_tcl is not built")
-@pytest.mark.parametrize("task", OPENCL_CASES)
+@pytest.mark.parametrize("task", _cases(OPENCL_CASES, "opencl"))
 def test_every_candidate_is_verified_on_opencl(tmp_path, task):
     synthesize_and_verify(tmp_path, task, "opencl")
 
@@ -168,6 +184,7 @@ def get_init_inputs():
 """
 
 
+@pytest.mark.sweep
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_transposed_convolutions_with_odd_strides_are_verified_on_the_interpreter(tmp_path):
     reference = tmp_path / "odd_transposed.py"
@@ -180,7 +197,7 @@ def test_transposed_convolutions_with_odd_strides_are_verified_on_the_interprete
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("task", sorted(GPU_CONV_CASES))
+@pytest.mark.parametrize("task", _cases(sorted(GPU_CONV_CASES), "gpu_conv"))
 def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, task):
     evaluations = synthesize_and_verify(tmp_path, task, "interpret", synth_backend="cuda",
                                         case=GPU_CONV_CASES[task])
@@ -226,7 +243,7 @@ def get_init_inputs():
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("task", sorted(GPU_PRODUCT_CASES))
+@pytest.mark.parametrize("task", _cases(sorted(GPU_PRODUCT_CASES), "gpu_product"))
 def test_gpu_product_candidates_are_verified_on_the_interpreter(tmp_path, task):
     evaluations = synthesize_and_verify(tmp_path, task, "interpret", synth_backend="cuda",
                                         case=GPU_PRODUCT_CASES[task])
@@ -284,7 +301,7 @@ LONG_ROW_CASE = ({"batch_size": 2, "in_channels": 3, "out_channels": 4, "height"
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("backend", ["interpret", "opencl"])
+@pytest.mark.parametrize("backend", [pytest.param("interpret", marks=pytest.mark.sweep), "opencl"])
 def test_long_norm_rows_are_split_across_programs(tmp_path, backend):
     if backend == "opencl" and not os.path.exists(TCL_LIB):
         pytest.skip("libcrucible_tcl is not built")
