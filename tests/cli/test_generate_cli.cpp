@@ -56,6 +56,16 @@ json storedSession(const std::string& db, std::int64_t id) {
   return json::parse(r.out)["session"];
 }
 
+/// The flags about the kernel: a parallel test run may contend the CPU or stretch the outside
+/// check, which the verifier rightly says about its own measurement.
+json kernelFlags(const json& flags) {
+  json out = json::array();
+  for (const auto& f : flags) {
+    if (f != "contended_timing" && f != "unconfirmed_timing") out.push_back(f);
+  }
+  return out;
+}
+
 /// The stored evaluation of a session's candidate `i`.
 const json& evaluationOf(const json& session, int i) {
   return session["candidates"][i]["evaluations"][0]["evaluation"];
@@ -107,7 +117,7 @@ TEST_F(GenerateCli, BestOfNVerifiesEveryAnswerAndKeepsTheFastestVerified) {
   EXPECT_EQ(candidates[0]["verdict"], "incorrect");
   EXPECT_EQ(candidates[1]["verdict"], "verified");
   EXPECT_EQ(candidates[2]["verdict"], "cheating");
-  EXPECT_EQ(candidates[2]["flags"], json::array({"torch_compute_in_forward"}));
+  EXPECT_EQ(kernelFlags(candidates[2]["flags"]), json::array({"torch_compute_in_forward"}));
   for (const json& c : candidates) {
     for (const char* key :
          {"id", "origin", "model", "verdict", "correct", "speedup", "reward", "flags"}) {
@@ -228,8 +238,7 @@ TEST_F(GenerateCli, TheBuiltInSynthesizerIsTheDefaultAndItsBestKernelIsVerified)
     EXPECT_EQ(c["origin"], "synth");
     EXPECT_EQ(c["model"], "synth");
     EXPECT_EQ(c["verdict"], "verified") << run.out;
-    // No flag about the kernel; a parallel test run may contend the CPU, which is said so.
-    for (const auto& flag : c["flags"]) EXPECT_EQ(flag, "contended_timing") << run.out;
+    EXPECT_EQ(kernelFlags(c["flags"]), json::array()) << run.out;
   }
   ASSERT_FALSE(result["best"].is_null());
   EXPECT_TRUE(fs::exists(out / "kernel.py"));
