@@ -91,12 +91,15 @@ class KeptBaseline {
     return !dead_ && referee_ == nullptr && healthy_;
   }
 
-  /// Opens the next session for `referee`.
-  void attach(TurnReferee& referee) {
+  /// Opens the next session for `referee`; false (nothing opened) when the timer is no longer
+  /// idle, e.g. its process ended since it was last looked at.
+  bool attach(TurnReferee& referee) {
     std::scoped_lock lock(mutex_);
+    if (dead_ || referee_ != nullptr || !healthy_) return false;
     ++session_;
     attachLocked(referee);
     feed_->write("n");
+    return true;
   }
 
   /// No turns for this session: the timer is told (`a` in place of the first grant) and the
@@ -307,10 +310,14 @@ std::unique_ptr<BaselineSession> BaselineKeeper::open(const BaselineSpec& spec,
     auto found = std::find_if(timers_.begin(), timers_.end(),
                               [&](const auto& t) { return t->key() == spec.key && t->idle(); });
     if (found != timers_.end()) {
-      timer = *found;
+      std::shared_ptr<KeptBaseline> kept = *found;
       timers_.erase(found);
-      timer->attach(referee);
-      ++reused_;
+      if (kept->attach(referee)) {
+        timer = std::move(kept);
+        ++reused_;
+      } else {
+        ended.push_back(std::move(kept));
+      }
     }
   }
   if (!timer) timer = std::make_shared<KeptBaseline>(spec, referee);
