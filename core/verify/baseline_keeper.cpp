@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/util/file_links.h"
+
 namespace crucible {
 
 namespace fs = std::filesystem;
@@ -88,14 +90,14 @@ class KeptBaseline {
   /// Alive, in no session, and its last session gave facts without an error.
   bool idle() const {
     std::scoped_lock lock(mutex_);
-    return !dead_ && referee_ == nullptr && healthy_;
+    return idleLocked();
   }
 
   /// Opens the next session for `referee`; false (nothing opened) when the timer is no longer
   /// idle, e.g. its process ended since it was last looked at.
   bool attach(TurnReferee& referee) {
     std::scoped_lock lock(mutex_);
-    if (dead_ || referee_ != nullptr || !healthy_) return false;
+    if (!idleLocked()) return false;
     ++session_;
     attachLocked(referee);
     feed_->write("n");
@@ -156,11 +158,14 @@ class KeptBaseline {
     for (const auto& entry : fs::directory_iterator(from)) {
       const std::string name = entry.path().filename().string();
       if (!entry.is_regular_file() || name.rfind("timing_", 0) != 0) continue;
-      std::error_code ec;
-      fs::create_hard_link(entry.path(), to / name, ec);
-      if (ec) fs::copy_file(entry.path(), to / name);
+      if (const auto ec = linkOrCopyFile(entry.path(), to / name)) {
+        throw fs::filesystem_error("cannot give the reference's timer its timing sets",
+                                   entry.path(), ec);
+      }
     }
   }
+
+  bool idleLocked() const { return !dead_ && referee_ == nullptr && healthy_; }
 
   void attachLocked(TurnReferee& referee) {
     referee_ = &referee;
@@ -245,11 +250,8 @@ std::function<void()> endsOnStop(std::shared_ptr<KeptBaseline> timer) {
 }  // namespace
 
 BaselineSession::BaselineSession(std::shared_ptr<KeptBaseline> timer,
-                                 std::shared_ptr<BaselineKeeper> keeper, TurnReferee& referee,
-                                 std::stop_token stop)
-    : timer_(std::move(timer)), keeper_(std::move(keeper)), onStop_(stop, endsOnStop(timer_)) {
-  (void)referee;  // attached by whoever opened the session
-}
+                                 std::shared_ptr<BaselineKeeper> keeper, std::stop_token stop)
+    : timer_(std::move(timer)), keeper_(std::move(keeper)), onStop_(stop, endsOnStop(timer_)) {}
 
 BaselineSession::~BaselineSession() {
   if (done_) return;
@@ -314,7 +316,6 @@ std::unique_ptr<BaselineSession> BaselineKeeper::open(const BaselineSpec& spec,
       timers_.erase(found);
       if (kept->attach(referee)) {
         timer = std::move(kept);
-        ++reused_;
       } else {
         ended.push_back(std::move(kept));
       }
@@ -323,57 +324,44 @@ std::unique_ptr<BaselineSession> BaselineKeeper::open(const BaselineSpec& spec,
   if (!timer) timer = std::make_shared<KeptBaseline>(spec, referee);
   std::scoped_lock lock(mutex_);
   timers_.push_front(timer);
-  return std::make_unique<BaselineSession>(timer, shared_from_this(), referee, stop);
+  return std::make_unique<BaselineSession>(timer, shared_from_this(), stop);
 }
 
 std::unique_ptr<BaselineSession> BaselineKeeper::openOnce(const BaselineSpec& spec,
                                                           TurnReferee& referee,
                                                           std::stop_token stop) {
   return std::make_unique<BaselineSession>(std::make_shared<KeptBaseline>(spec, referee), nullptr,
-                                           referee, stop);
+                                           stop);
 }
 
 void BaselineKeeper::release(const std::shared_ptr<KeptBaseline>& timer) {
   Timers ended;  // ended (destroyed) outside the lock
   std::scoped_lock lock(mutex_);
-  if (!timer->idle()) {
-    timers_.remove(timer);
-    ended.push_back(timer);
-  }
+  std::size_t idle = 0;  // beyond maxKept_ idle timers, the least recently used go
+  ended = takeWhere([&](const KeptBaseline& t) {
+    return (&t == timer.get() && !t.idle()) || (t.idle() && ++idle > maxKept_);
+  });
   ended.splice(ended.end(), expireIdle());
-  std::size_t idle = 0;
-  for (auto it = timers_.begin(); it != timers_.end();) {
-    if ((*it)->idle() && ++idle > maxKept_) {
-      ended.push_back(*it);
-      it = timers_.erase(it);
-    } else {
-      ++it;
-    }
-  }
 }
 
 BaselineKeeper::Timers BaselineKeeper::expireIdle() {
   const auto now = Clock::now();
-  Timers expired;
+  return takeWhere(
+      [&](const KeptBaseline& t) { return t.idle() && now - t.lastUsed() > idleLimit_; });
+}
+
+BaselineKeeper::Timers BaselineKeeper::takeWhere(
+    const std::function<bool(const KeptBaseline&)>& taken) {
+  Timers out;
   for (auto it = timers_.begin(); it != timers_.end();) {
-    if ((*it)->idle() && now - (*it)->lastUsed() > idleLimit_) {
-      expired.push_back(*it);
+    if (taken(**it)) {
+      out.push_back(*it);
       it = timers_.erase(it);
     } else {
       ++it;
     }
   }
-  return expired;
-}
-
-std::size_t BaselineKeeper::kept() const {
-  std::scoped_lock lock(mutex_);
-  return timers_.size();
-}
-
-std::size_t BaselineKeeper::reused() const {
-  std::scoped_lock lock(mutex_);
-  return reused_;
+  return out;
 }
 
 }  // namespace crucible

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -45,8 +46,10 @@ class BaselineKeeper;
 /// verification's referee, finished when the candidate's stage has ended.
 class BaselineSession {
  public:
+  /// `timer` is attached to the session's referee already; `keeper` null: a timer no keeper
+  /// keeps.
   BaselineSession(std::shared_ptr<KeptBaseline> timer, std::shared_ptr<BaselineKeeper> keeper,
-                  TurnReferee& referee, std::stop_token stop);
+                  std::stop_token stop);
   ~BaselineSession();
   BaselineSession(const BaselineSession&) = delete;
   BaselineSession& operator=(const BaselineSession&) = delete;
@@ -84,21 +87,19 @@ class BaselineKeeper : public std::enable_shared_from_this<BaselineKeeper> {
   static std::unique_ptr<BaselineSession> openOnce(const BaselineSpec& spec, TurnReferee& referee,
                                                    std::stop_token stop);
 
-  std::size_t kept() const;    // timers alive now
-  std::size_t reused() const;  // sessions opened on a kept timer
-
  private:
   friend class BaselineSession;
   using Timers = std::list<std::shared_ptr<KeptBaseline>>;
   void release(const std::shared_ptr<KeptBaseline>& timer);  // its session has ended
-  Timers expireIdle();  // with mutex_ held; the caller ends them after letting go of it
+  // With mutex_ held; the caller ends what they return after letting go of it.
+  Timers expireIdle();
+  Timers takeWhere(const std::function<bool(const KeptBaseline&)>& taken);
 
   std::size_t maxKept_;
   std::chrono::seconds idleLimit_;
   mutable std::mutex mutex_;
   std::condition_variable_any reap_;
-  Timers timers_;  // most recently used first
-  std::size_t reused_ = 0;
+  Timers timers_;        // most recently used first
   std::jthread reaper_;  // last: stopped before the rest goes
 };
 

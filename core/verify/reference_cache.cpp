@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "core/util/file_links.h"
 #include "core/util/locations.h"
 #include "core/util/sha256.h"
 
@@ -38,13 +39,7 @@ bool linkFolders(const fs::path& from, const fs::path& to, bool link) {
       if (it->is_directory(ec)) {
         fs::create_directories(target, ec);
       } else if (it->is_regular_file(ec)) {
-        fs::remove(target, ec);
-        ec.clear();
-        if (link) fs::create_hard_link(it->path(), target, ec);
-        if (!link || ec) {
-          ec.clear();
-          fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
-        }
+        ec = linkOrCopyFile(it->path(), target, link);
       }
       if (ec) return false;
     }

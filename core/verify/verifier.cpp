@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/proc/process.h"
+#include "core/util/file_links.h"
 #include "core/util/locations.h"
 #include "core/verify/baseline_keeper.h"
 #include "core/verify/compare_outputs.h"
@@ -154,9 +155,9 @@ void privateInputsCopy(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
   for (const auto& entry : fs::directory_iterator(from)) {
     if (!entry.is_regular_file()) continue;
-    std::error_code ec;
-    fs::create_hard_link(entry.path(), to / entry.path().filename(), ec);
-    if (ec) fs::copy_file(entry.path(), to / entry.path().filename());
+    if (const auto ec = linkOrCopyFile(entry.path(), to / entry.path().filename())) {
+      throw fs::filesystem_error("cannot give the candidate its inputs", entry.path(), ec);
+    }
   }
 }
 

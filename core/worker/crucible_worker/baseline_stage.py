@@ -66,7 +66,9 @@ def _sessions(job, channel):
             kept = {"session": session} if job.get("kept") else {}
             turn_keeper = turns.Turns.for_stage(channel, job, grant_fd, **kept)
             facts = {"env": timing.env_facts(device), "timing": None, "error": error,
-                     "device_lock": dict(load_record), "turns": None, "session": session,
+                     # the compile's waits belong to the session it ran in, the first
+                     "device_lock": dict(load_record) if session == 0 else {},
+                     "turns": None, "session": session,
                      "abandoned": False}
             if error is None:
                 channel.phase("baseline-rounds", **kept)
