@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/proc/fork_server.h"
 #include "core/proc/process_group.h"
 #include "core/proc/sandbox.h"
 
@@ -119,7 +121,7 @@ struct ChildPlan {
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   const char* chdirTo = nullptr;  // nullptr: keep the parent's working directory
-  std::array<FdMove, 5> moves{};  // targets are 0, 1, 2, ... in order
+  std::array<FdMove, 6> moves{};  // targets are 0, 1, 2, ... in order
   int moveCount = 0;
   std::array<RlimitSetting, 4> limits{};
   int limitCount = 0;
@@ -175,7 +177,7 @@ void closeOnExecFrom(int first) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != plan.parentPid) ::_exit(127);
 
-  std::array<int, 5> high{};
+  std::array<int, 6> high{};
   for (int i = 0; i < plan.moveCount; ++i) {
     high[i] = ::fcntl(plan.moves[i].from, F_DUPFD_CLOEXEC, 10);
     if (high[i] < 0) failChild(status, ChildStage::Fds, errno);
@@ -403,9 +405,14 @@ class Runner {
     return true;
   }
 
-  int bwrapStatusTarget() const { return spec_.resultChannel ? 4 : 3; }
+  int bwrapStatusTarget() const {
+    return 3 + (spec_.resultChannel ? 1 : 0) + (spec_.inheritedFd >= 0 ? 1 : 0);
+  }
 
   bool buildCommand() {
+    if (spec_.forkServer && spec_.sandbox.enabled) {
+      return fail("a fork server's children live in the server's sandbox, not one of their own");
+    }
     if (!spec_.sandbox.enabled) {
       argStore_ = spec_.argv;
       return true;
@@ -441,15 +448,16 @@ class Runner {
     // Inside a sandbox bwrap changes directory (--chdir) after its mounts.
     if (!spec_.sandbox.enabled && !spec_.workingDir.empty())
       plan_.chdirTo = spec_.workingDir.c_str();
-    auto move = [&](const Fd& fd) {
-      const int target = plan_.moveCount++;  // 0, 1, 2, then 3 and 4 when present
-      plan_.moves[target] = {fd.get(), target};
+    auto move = [&](int fd) {
+      const int target = plan_.moveCount++;  // 0, 1, 2, then the others present, in order
+      plan_.moves[target] = {fd, target};
     };
-    move(stdin_.read);
-    move(stdout_.write);
-    move(stderr_.write);
-    if (spec_.resultChannel) move(channel_.write);
-    if (bwrapStatusWanted_) move(bwrapStatus_.write);
+    move(stdin_.read.get());
+    move(stdout_.write.get());
+    move(stderr_.write.get());
+    if (spec_.resultChannel) move(channel_.write.get());
+    if (spec_.inheritedFd >= 0) move(spec_.inheritedFd);
+    if (bwrapStatusWanted_) move(bwrapStatus_.write.get());
     plan_.statusFd = execStatus_.write.get();
     plan_.parentPid = ::getpid();
 
@@ -470,21 +478,55 @@ class Runner {
   // --- fork and exec -------------------------------------------------------------------------
 
   bool launch() {
+    if (spec_.forkServer) return launchThroughServer();
     start_ = Clock::now();
     pid_ = ::fork();
     if (pid_ < 0) return fail("fork failed: " + errorText(errno));
     if (pid_ == 0) runChild(plan_);
 
-    // The parent keeps only its ends; the child's copies are what signal EOF later.
+    closeChildEnds();
+    if (!awaitExec()) return false;
+
+    pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+    return started();
+  }
+
+  /// The parent keeps only its ends; the child's copies are what signal EOF later.
+  void closeChildEnds() {
     stdin_.read.reset();
     stdout_.write.reset();
     stderr_.write.reset();
     channel_.write.reset();
     bwrapStatus_.write.reset();
     execStatus_.write.reset();
-    if (!awaitExec()) return false;
+  }
 
-    pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+  /// The fork server forks the child: the same descriptors, environment, folder and limits as
+  /// fork and exec would give, and a connection on which its exit is reported.
+  bool launchThroughServer() {
+    start_ = Clock::now();
+    std::vector<int> fds{stdin_.read.get(), stdout_.write.get(), stderr_.write.get()};
+    if (spec_.resultChannel) fds.push_back(channel_.write.get());
+    nlohmann::json env = nlohmann::json::object();
+    for (const auto& entry : envStore_) {
+      const auto eq = entry.find('=');
+      env[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    }
+    nlohmann::json limits = nlohmann::json::array();
+    for (int i = 0; i < plan_.limitCount; ++i) {
+      const auto& l = plan_.limits[i];
+      limits.push_back({l.resource, l.value.rlim_cur, l.value.rlim_max});
+    }
+    const std::string cwd = spec_.workingDir.empty() ? "/" : spec_.workingDir;
+    auto spawned = spec_.forkServer->spawn(spec_.argv, env, cwd, limits, fds);
+    closeChildEnds();
+    if (!spawned.error.empty()) return fail("fork server: " + spawned.error);
+    pid_ = spawned.pid;
+    serverConnection_.reset(spawned.connection);
+    return started();
+  }
+
+  bool started() {
     wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     for (const Fd* fd : {&stdout_.read, &stderr_.read, &channel_.read, &bwrapStatus_.read}) {
       if (fd->valid()) setNonBlocking(fd->get());
@@ -544,6 +586,16 @@ class Runner {
   }
 
   bool leaderExited() {
+    if (spec_.forkServer) {
+      if (serverSaidExit_ || leaderLost_) return true;
+      int code = -1, signal = 0;
+      bool lost = false;
+      if (!ForkServer::readExit(serverConnection_.get(), code, signal, lost)) return false;
+      leaderLost_ = lost;
+      serverSaidExit_ = !lost;
+      if (!lost) waitStatus_ = signal != 0 ? signal : (code & 0xff) << 8;
+      return true;
+    }
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
       if (errno == EINTR) return false;
@@ -586,7 +638,9 @@ class Runner {
 
   int pollTimeoutMs(Clock::time_point now) const {
     auto until = killed_ ? lastKill_ + kRekillPeriod : std::min(deadline(), nextWatch_);
-    if (!pidfd_.valid()) until = std::min(until, now + kExitPollPeriod);
+    if (!pidfd_.valid() && !serverConnection_.valid()) {
+      until = std::min(until, now + kExitPollPeriod);
+    }
     const auto wait = std::chrono::ceil<std::chrono::milliseconds>(until - now);
     return static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, 1000));
   }
@@ -629,6 +683,7 @@ class Runner {
     if (sigpipe != nullptr) {
       if (stdinOffset_ < stdinPending_.size()) watch(stdin_.write, POLLOUT);
       watch(pidfd_, POLLIN);
+      watch(serverConnection_, POLLIN);
       watch(wake_, POLLIN);
       if (spec_.stdinFeed && stdin_.write.valid()) {
         fds[n] = {spec_.stdinFeed->wakeFd(), POLLIN, 0};
@@ -648,7 +703,7 @@ class Runner {
       } else if (&fd == &wake_) {
         std::uint64_t count;
         [[maybe_unused]] const auto r = ::read(fd.get(), &count, sizeof count);
-      } else if (&fd != &pidfd_) {
+      } else if (&fd != &pidfd_ && &fd != &serverConnection_) {
         readFrom(fd);
       }
     }
@@ -705,7 +760,15 @@ class Runner {
     // outlives the run as an orphan.
     signalGroup();
     rusage usage{};
-    while (!leaderLost_ && ::wait4(pid_, &waitStatus_, 0, &usage) < 0 && errno == EINTR) {
+    if (spec_.forkServer) {
+      // The server reaps it now; the group was killed while the leader still reserved it.
+      if (serverConnection_.valid()) {
+        [[maybe_unused]] const auto n = ::send(serverConnection_.get(), "reap", 4, MSG_NOSIGNAL);
+      }
+      serverConnection_.reset();
+    } else {
+      while (!leaderLost_ && ::wait4(pid_, &waitStatus_, 0, &usage) < 0 && errno == EINTR) {
+      }
     }
     result_.wallSeconds = std::chrono::duration<double>(Clock::now() - start_).count();
     result_.peakRssBytes =
@@ -774,6 +837,7 @@ class Runner {
 
   Pipe stdin_, stdout_, stderr_, channel_, bwrapStatus_, execStatus_;
   Fd pidfd_, wake_;
+  Fd serverConnection_;       // started through a fork server: where its exit is reported
   std::string stdinPending_;  // stdinText, then what the feed gives
   std::size_t stdinOffset_ = 0;
   bool stdinEnded_ = true;  // no more bytes will come (no feed, or the feed was closed)
@@ -782,8 +846,9 @@ class Runner {
 
   pid_t pid_ = -1;
   int waitStatus_ = 0;
-  bool killed_ = false;      // ended early by this side
-  bool leaderLost_ = false;  // reaped elsewhere: its pid may be reused, never signal it
+  bool killed_ = false;          // ended early by this side
+  bool leaderLost_ = false;      // reaped elsewhere: its pid may be reused, never signal it
+  bool serverSaidExit_ = false;  // the fork server reported the exit (waitStatus_ holds it)
   Clock::time_point start_, deadline_, nextWatch_, lastKill_;
 };
 

@@ -18,6 +18,8 @@
 
 namespace crucible::proc {
 
+class ForkServer;  // fork_server.h
+
 /// Bytes for the stdin of a long-lived child, given while it runs (requests to the model engine).
 /// Any thread may write; the thread inside run() hands the bytes over as the child reads them.
 class StdinFeed {
@@ -58,6 +60,9 @@ struct SandboxSpec {
   std::vector<std::string> readOnlyPaths;  // bound read-only at the same path
   std::vector<std::string> writablePaths;  // bound read-write at the same path
   bool allowGpu = false;                   // bind /dev/nvidia*, /sys, /proc/driver
+  // Keep the caller's PID namespace (and the host's /proc): a fork server inside the sandbox
+  // reports its children's pids, which the caller signals.
+  bool sharePids = false;
 };
 
 /// One line the child wrote to the result channel, timestamped on arrival.
@@ -89,6 +94,12 @@ struct ProcessSpec {
   // Time the child spent held up by the parent (paused, or waiting for it on purpose), added to
   // its wall timeout: a child that waits for its turn is not the one running late.
   std::function<std::chrono::milliseconds()> timeNotCounted;
+  // A descriptor the child keeps, at the first number after stdin, stdout, stderr and the
+  // result channel (a fork server's control socket); -1 for none.
+  int inheritedFd = -1;
+  // Start the child through this fork server instead of fork and exec (fork_server.h): argv
+  // must begin with the server's own program, and the sandbox is the server's.
+  std::shared_ptr<ForkServer> forkServer;
 };
 
 /// Everything one run of a child produced (Compiler Explorer's ExecutionResult).

@@ -26,7 +26,7 @@ void add(std::vector<std::string>& argv, std::initializer_list<std::string_view>
 // The top-level system directories a program needs to start. On merged-/usr systems /bin, /lib
 // and friends are symlinks into /usr; they are recreated as the same symlinks so that the
 // sandbox has one read-only copy of /usr and paths like /lib64/ld-linux-x86-64.so.2 resolve.
-void addSystemDirs(std::vector<std::string>& argv) {
+void addSystemDirs(std::vector<std::string>& argv, bool sharePids) {
   add(argv, {"--ro-bind", "/usr", "/usr"});
   for (const char* dir : {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}) {
     std::error_code ec;
@@ -40,9 +40,14 @@ void addSystemDirs(std::vector<std::string>& argv) {
     }
   }
   add(argv, {"--ro-bind-try", "/etc", "/etc"});
-  // Fresh /proc (of the new PID namespace), a minimal /dev, and an empty /tmp so that nothing the
-  // host keeps in /tmp is visible.
-  add(argv, {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  // Fresh /proc (of the new PID namespace; the host's when the namespace is shared), a minimal
+  // /dev, and an empty /tmp so that nothing the host keeps in /tmp is visible.
+  if (sharePids) {
+    add(argv, {"--bind", "/proc", "/proc"});
+  } else {
+    add(argv, {"--proc", "/proc"});
+  }
+  add(argv, {"--dev", "/dev", "--tmpfs", "/tmp"});
 }
 
 void addGpu(std::vector<std::string>& argv) {
@@ -119,9 +124,15 @@ BwrapCommand bubblewrapCommand(const std::string& bwrapPath, const ProcessSpec& 
   // No --new-session: the child keeps the process group made outside, so killing that group also
   // reaches everything inside. --cap-drop ALL matters when Crucible runs as root: bwrap keeps all
   // capabilities for a privileged caller otherwise. --unshare-all includes the network.
-  add(argv, {"--die-with-parent", "--unshare-all", "--cap-drop", "ALL"});
+  add(argv, {"--die-with-parent", "--cap-drop", "ALL"});
+  if (spec.sandbox.sharePids) {
+    add(argv, {"--unshare-user-try", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+               "--unshare-cgroup-try"});
+  } else {
+    add(argv, {"--unshare-all"});
+  }
   if (statusFd >= 0) add(argv, {"--json-status-fd", std::to_string(statusFd)});
-  addSystemDirs(argv);
+  addSystemDirs(argv, spec.sandbox.sharePids);
   if (spec.sandbox.allowGpu) addGpu(argv);
 
   std::vector<Bind> binds;

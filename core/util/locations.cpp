@@ -1,7 +1,9 @@
 #include "core/util/locations.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +128,13 @@ WorkerLocation locateWorker() {
     location.problem = "no Python interpreter found (run scripts/setup.sh, or set CRUCIBLE_PYTHON)";
   }
   return location;
+}
+
+bool privateDirectory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0) return false;
+  return S_ISDIR(info.st_mode) && info.st_uid == ::getuid() && (info.st_mode & 022) == 0;
 }
 
 }  // namespace crucible

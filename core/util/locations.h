@@ -43,6 +43,10 @@ std::string temporaryRoot();
 /// under the temporary root. Not created here.
 std::string userCacheDir();
 
+/// A directory only this user can change: made if missing, refused (false) if anyone else owns
+/// it or it is a link (another user could otherwise hand us their files).
+bool privateDirectory(const std::string& dir);
+
 /// Reads a whole file; nullopt when it cannot be read.
 std::optional<std::string> readFile(const std::string& path);
 

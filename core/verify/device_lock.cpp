@@ -25,15 +25,6 @@ bool lockingWanted(const std::string& backend) {
   return backend == "cuda";
 }
 
-/// A directory only this user can change: made if missing, refused if anyone else owns it
-/// or it is a link (another user could otherwise hand us their files to lock).
-bool privateDirectory(const fs::path& dir) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
-  struct stat info {};
-  if (lstat(dir.c_str(), &info) != 0) return false;
-  return S_ISDIR(info.st_mode) && info.st_uid == getuid() && (info.st_mode & 022) == 0;
-}
-
 bool lockFile(const fs::path& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return false;
@@ -57,7 +48,7 @@ std::optional<fs::path> deviceLockPrefix(const std::string& backend) {
   if (!lockingWanted(backend)) return std::nullopt;
   const fs::path dir =
       fs::path(temporaryRoot()) / ("crucible-" + std::to_string(getuid()) + "-locks");
-  if (!privateDirectory(dir)) return std::nullopt;
+  if (!privateDirectory(dir.string())) return std::nullopt;
   // One lock per device the backend runs on: cuda on the GPU, the others on the CPU.
   const fs::path prefix = dir / (backend == "cuda" ? "cuda" : "cpu");
   for (const char* suffix : {".gate", ".rw"}) {

@@ -45,14 +45,17 @@ SandboxSummary summarizeSandbox(const proc::SandboxAvailability& bwrap, const js
   };
   const bool files = applied("files"), syscalls = applied("syscalls"),
              processes = applied("processes");
+  // A stage forked by the fork server shares the server's bubblewrap; its own walls are the
+  // kernel's, which it must raise to run at all (fork_server.py).
+  const bool forked = walls.is_object() && walls.value("forked", false);
   std::vector<std::string> held;
-  if (bwrap.available) held.emplace_back("bubblewrap");
+  if (bwrap.available) held.emplace_back(forked ? "bubblewrap (the fork server's)" : "bubblewrap");
   if (files) {
     held.push_back("Landlock ABI " + std::to_string(walls["files"].value("landlock", 0)));
   }
   if (syscalls && processes) held.emplace_back("seccomp");
   SandboxSummary s;
-  s.held = bwrap.available || (files && syscalls && processes);
+  s.held = (bwrap.available && !forked) || (files && syscalls && processes);
   for (const auto& h : held) s.note += (s.note.empty() ? "" : " + ") + h;
   if (!s.held) {
     s.note = bwrap.reason + (held.empty() ? "" : "; only " + s.note + " held");

@@ -11,15 +11,13 @@
 #include "core/verify/bad_input.h"
 #include "core/verify/channel_auth.h"
 #include "core/verify/device_lock.h"
+#include "core/verify/stage_fork_server.h"
 
 namespace crucible {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-/// The child's whole environment: a small, known set, plus what GPU runtimes need.
 std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
                                                      const std::string& backend) {
   std::map<std::string, std::string> env = {
@@ -52,10 +50,8 @@ std::map<std::string, std::string> workerEnvironment(const fs::path& scratch,
   return env;
 }
 
-}  // namespace
-
 JobDir::JobDir(const std::vector<std::string>& subfolders) {
-  std::string pattern = temporaryRoot() + "/crucible-job-XXXXXX";
+  std::string pattern = jobsRoot() + "/crucible-job-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a job folder in " + pattern);
   }
@@ -201,6 +197,14 @@ void readChannel(StageResult& result, const std::string& stage, const std::strin
   }
 }
 
+/// A forked stage that could not start, or that stopped before it said anything because its
+/// walls did not all go up (the worker's WALLS_MISSING).
+bool notStartedByServer(const proc::ExecutionResult& execution) {
+  constexpr int kWallsMissing = 75;
+  return execution.launchFailed ||
+         (execution.exitCode == kWallsMissing && execution.channel.empty() && !execution.cancelled);
+}
+
 }  // namespace
 
 StageResult StageRunner::run(const std::string& stage, const json& givenJob,
@@ -268,10 +272,24 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
                   onDevice}}.dump();
   spec.sandbox.readOnlyPaths = std::move(readOnly);
   spec.sandbox.writablePaths = std::move(writable);
+  const auto server = stageForkServer(worker_, backend_, tclLibrary_);
+  if (server && server->sees(spec.sandbox.readOnlyPaths) &&
+      server->sees(spec.sandbox.writablePaths)) {
+    spec.forkServer = server->server;
+    spec.sandbox.enabled = false;  // the server's sandbox stands around it, and its own walls
+  }
 
   StageResult result;
   const auto started = std::chrono::steady_clock::now();
   result.execution = proc::run(spec, stop_);
+  if (spec.forkServer && notStartedByServer(result.execution)) {
+    // Before any user code: the stage runs again the classic way, and so do all later ones.
+    retireStageForkServers(result.execution.launchFailed ? result.execution.launchError
+                                                         : result.execution.stderrText);
+    spec.forkServer = nullptr;
+    spec.sandbox.enabled = sandbox_.available;
+    result.execution = proc::run(spec, stop_);
+  }
   readChannel(result, stage, key, job, started, std::chrono::steady_clock::now());
   return result;
 }

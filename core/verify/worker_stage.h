@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,7 +21,7 @@
 
 namespace crucible {
 
-/// A private folder for one job (under $TMPDIR), with the given subfolders; removed when done
+/// A private folder for one job (under jobsRoot()), with the given subfolders; removed when done
 /// unless kept.
 class JobDir {
  public:
@@ -86,6 +87,10 @@ struct StageHooks {
   // Time the stage was held up by the caller, not counted against its timeout.
   std::function<std::chrono::milliseconds()> timeNotCounted;
 };
+
+/// A stage's whole environment: a small, known set, plus what GPU runtimes need.
+std::map<std::string, std::string> workerEnvironment(const std::filesystem::path& scratch,
+                                                     const std::string& backend);
 
 /// Where the baseline stage keeps torch.compile's caches between runs (the user's cache folder).
 std::filesystem::path baselineCompileCache();

@@ -539,6 +539,29 @@ TEST(SandboxCommand, KeepsTheProcessGroupAndOrdersBinds) {
   EXPECT_FALSE(sandbox::bubblewrapCommand("/usr/bin/bwrap", spec, -1).error.empty());
 }
 
+TEST(SandboxCommand, AForkServersSandboxKeepsThePidNamespaceAndNothingElse) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.sandbox.enabled = true;
+  spec.sandbox.sharePids = true;
+  const auto cmd = sandbox::bubblewrapCommand("/usr/bin/bwrap", spec, -1);
+  ASSERT_TRUE(cmd.error.empty()) << cmd.error;
+  const auto& a = cmd.argv;
+  auto has = [&](const std::string& word) {
+    return std::find(a.begin(), a.end(), word) != a.end();
+  };
+  // The pids the server reports are the caller's, so /proc is the host's, bound.
+  EXPECT_FALSE(has("--unshare-all"));
+  EXPECT_FALSE(has("--unshare-pid"));
+  EXPECT_FALSE(has("--proc"));
+  for (const char* ns : {"--unshare-user-try", "--unshare-ipc", "--unshare-net", "--unshare-uts"}) {
+    EXPECT_TRUE(has(ns)) << ns;
+  }
+  const auto bind = std::find(a.begin(), a.end(), "/proc");
+  ASSERT_NE(bind, a.end());
+  EXPECT_EQ(*(bind - 1), "--bind");
+}
+
 class Sandbox : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,6 +1,6 @@
 """Dispatches a stage: static, reference, baseline (the reference's timer), candidate, trace (the
-synthesizer's op graph) or synthcheck (the run check of `crucible tasks synth`);
-docs/WORKER_PROTOCOL.md."""
+synthesizer's op graph) or synthcheck (the run check of `crucible tasks synth`); or serves as the
+fork server that starts them (fork_server.py). docs/WORKER_PROTOCOL.md."""
 import inspect
 import json
 import sys
@@ -28,9 +28,15 @@ def _stage_module(stage):
     return module
 
 
-def main(argv):
+def main(argv, forked=False):
+    """`forked`: this process was forked by the fork server, where the kernel's walls are the
+    only ones; a stage that cannot raise them all does not run (the parent starts it again
+    inside bubblewrap)."""
+    if argv == ["fork-server"] and not forked:
+        from . import fork_server
+        return fork_server.serve()
     if len(argv) != 2 or argv[0] not in STAGES:
-        print("usage: worker.py {" + "|".join(STAGES) + "} JOB.json",
+        print("usage: worker.py {" + "|".join(STAGES) + "} JOB.json | fork-server",
               file=sys.stderr)
         return 2
     stage, job_path = argv
@@ -43,6 +49,13 @@ def main(argv):
     channel = open_channel()
     # The kernel's walls go up before torch exists (its thread pools inherit them).
     sandbox = os_sandbox.apply_at_start()
+    if forked:
+        sandbox["forked"] = True
+    if forked and not sandbox.get("applied"):
+        from .fork_server import WALLS_MISSING
+        print(f"crucible worker: the kernel's walls did not all go up in a forked stage: "
+              f"{sandbox}", file=sys.stderr)
+        return WALLS_MISSING
     try:
         facts = _stage_module(stage).run(job, channel)
         # A kept baseline gives one set of facts per session (baseline_stage.py).
