@@ -72,6 +72,9 @@ std::shared_ptr<const StageServer> startServer(const WorkerLocation& worker,
                                                const std::string& backend,
                                                const std::string& tclLibrary) {
   const std::string root = jobsRoot();
+  // Without a private jobs folder the server would have to see the whole temporary root, and
+  // with it the desktop's sockets there.
+  if (root == temporaryRoot()) return nullptr;
   std::string pattern = root + "/fork-server-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return nullptr;
   const fs::path home = pattern;
