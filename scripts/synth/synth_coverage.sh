@@ -34,31 +34,24 @@ printf '%-40s %-8s %-11s %s\n' task lowered verdict speedup
 # speedup: eager PyTorch time / candidate time on this backend (meaningless on interpret, where
 # the kernels run in a NumPy emulation)
 lowered=0 verified=0 total=0
-for level in $levels; do
-  for ref in $(ls "$here/resources/tasks/level$level"/*.py | sort -V); do
-    name=level$level/$(basename "$ref" .py)
-    if [ -n "$only" ] && ! echo "$name" | grep -Eq "$only"; then continue; fi
-    dir=$out/$name
-    mkdir -p "$dir"
-    if [ "$shrink" = 1 ]; then
-      python3 "$here/scripts/synth/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
-      ref=$dir/$(basename "$ref")
-    fi
-    total=$((total + 1))
-    if ! "$bin" synth "$ref" -n 1 --backend "$backend" --out "$dir" > "$dir/synth.txt" 2>&1; then
-      why=$(grep -m1 'cannot lower' "$dir/synth.txt" | sed 's/cannot lower: //')
-      [ -z "$why" ] && why=$(tail -1 "$dir/synth.txt")
-      printf '%-40s %-8s %-11s %s\n' "$name" no - "$why"
-      continue
-    fi
-    lowered=$((lowered + 1))
-    "$bin" verify "$ref" "$dir/candidate_0.py" --backend "$backend" --no-db --json \
-      --no-compile-baseline --trials "$trials" --reps "${REPS:-10}" --timeout "${TIMEOUT:-600}" > "$dir/verify.json" 2> "$dir/verify.err"
-    verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict"))' "$dir/verify.json" 2>/dev/null || echo error)
-    speedup=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); s=e.get("speedup"); print("-" if s is None else "%.2f" % s)' "$dir/verify.json" 2>/dev/null || echo -)
-    [ "$verdict" = verified ] && verified=$((verified + 1))
-    printf '%-40s %-8s %-11s %s\n' "$name" yes "$verdict" "$speedup"
-  done
-done
+cover() {
+  local name=$1 ref=$2 dir=$3 why verdict speedup
+  total=$((total + 1))
+  if ! "$bin" synth "$ref" -n 1 --backend "$backend" --out "$dir" > "$dir/synth.txt" 2>&1; then
+    why=$(grep -m1 'cannot lower' "$dir/synth.txt" | sed 's/cannot lower: //')
+    [ -z "$why" ] && why=$(tail -1 "$dir/synth.txt")
+    printf '%-40s %-8s %-11s %s\n' "$name" no - "$why"
+    return
+  fi
+  lowered=$((lowered + 1))
+  "$bin" verify "$ref" "$dir/candidate_0.py" --backend "$backend" --no-db --json \
+    --no-compile-baseline --trials "$trials" --reps "${REPS:-10}" --timeout "${TIMEOUT:-600}" > "$dir/verify.json" 2> "$dir/verify.err"
+  verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("verdict"))' "$dir/verify.json" 2>/dev/null || echo error)
+  speedup=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); s=e.get("speedup"); print("-" if s is None else "%.2f" % s)' "$dir/verify.json" 2>/dev/null || echo -)
+  [ "$verdict" = verified ] && verified=$((verified + 1))
+  printf '%-40s %-8s %-11s %s\n' "$name" yes "$verdict" "$speedup"
+}
+. "$here/scripts/synth/task_loop.sh"
+each_task cover
 echo
 echo "lowered $lowered of $total, verified $verified of $total (backend $backend; files in $out)"

@@ -26,27 +26,19 @@ while [ $# -gt 0 ]; do
 done
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-40s %10s %10s %8s  %s\n' task eager_ms best_ms speedup "best tiling (verified/candidates)"
-for level in $levels; do
-  for ref in $(ls "$here/resources/tasks/level$level"/*.py | sort -V); do
-    name=level$level/$(basename "$ref" .py)
-    if [ -n "$only" ] && ! echo "$name" | grep -Eq "$only"; then continue; fi
-    dir=$out/$name
-    mkdir -p "$dir"
-    if [ "$shrink" = 1 ]; then
-      python3 "$here/scripts/synth/synth_shrink.py" "$ref" "$dir/$(basename "$ref")"
-      ref=$dir/$(basename "$ref")
-    fi
-    if ! "$bin" synth "$ref" -n "$n" --backend "$backend" --out "$dir" --json > "$dir/synth.json" \
-         2> "$dir/synth.err"; then
-      printf '%-40s %10s %10s %8s  %s\n' "$name" - - - "not lowered"
-      continue
-    fi
-    for cand in "$dir"/candidate_*.py; do
-      "$bin" verify "$ref" "$cand" --backend "$backend" --no-db --json --no-compile-baseline \
-        --trials "${TRIALS:-1}" --reps "${REPS:-20}" --timeout "${TIMEOUT:-600}" \
-        > "${cand%.py}.verify.json" 2> "${cand%.py}.verify.err"
-    done
-    python3 - "$dir" "$name" <<'PY'
+measure() {
+  local name=$1 ref=$2 dir=$3 cand
+  if ! "$bin" synth "$ref" -n "$n" --backend "$backend" --out "$dir" --json > "$dir/synth.json" \
+       2> "$dir/synth.err"; then
+    printf '%-40s %10s %10s %8s  %s\n' "$name" - - - "not lowered"
+    return
+  fi
+  for cand in "$dir"/candidate_*.py; do
+    "$bin" verify "$ref" "$cand" --backend "$backend" --no-db --json --no-compile-baseline \
+      --trials "${TRIALS:-1}" --reps "${REPS:-20}" --timeout "${TIMEOUT:-600}" \
+      > "${cand%.py}.verify.json" 2> "${cand%.py}.verify.err"
+  done
+  python3 - "$dir" "$name" <<'PY'
 import json, pathlib, sys
 folder, name = pathlib.Path(sys.argv[1]), sys.argv[2]
 labels = [c["label"] for c in json.loads((folder / "synth.json").read_text())["candidates"]]
@@ -69,6 +61,7 @@ else:
     ratio = eager / ms if eager else float("nan")
     print(f"{name:40s} {eager:10.3f} {ms:10.3f} {ratio:7.2f}x  {label} ({verified}/{len(labels)})")
 PY
-  done
-done
+}
+. "$here/scripts/synth/task_loop.sh"
+each_task measure
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg) (files in $out)"
