@@ -299,6 +299,11 @@ BaselineKeeper::BaselineKeeper(std::size_t maxKept, std::chrono::seconds idleLim
 BaselineKeeper::~BaselineKeeper() {
   reaper_.request_stop();
   reaper_.join();
+  // Nobody asks a kept timer for another session now: each is ended outright rather than told
+  // to finish, so a keeper destroyed on a window's thread (the workbench closing) never waits
+  // for a stuck timer's grace period.
+  std::scoped_lock lock(mutex_);
+  for (const auto& timer : timers_) timer->end();
 }
 
 std::unique_ptr<BaselineSession> BaselineKeeper::open(const BaselineSpec& spec,
