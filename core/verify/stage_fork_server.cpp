@@ -27,6 +27,7 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const StageServer>> servers;  // nullptr: classic
   bool retired = false;
+  std::vector<fs::path> homes;  // the servers' own folders, removed when the process exits
 };
 
 // Never destroyed: the servers live as long as the process, and a server's thread must not be
@@ -35,6 +36,17 @@ struct Registry {
 Registry& registry() {
   static auto* r = new Registry();
   return *r;
+}
+
+void removeHomes() {
+  auto& r = registry();
+  // A thread still starting a server at exit holds the lock: its folders stay, exit goes on.
+  std::unique_lock lock(r.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  for (const auto& home : r.homes) {
+    std::error_code ec;
+    fs::remove_all(home, ec);
+  }
 }
 
 bool wanted() {
@@ -79,6 +91,9 @@ std::shared_ptr<const StageServer> startServer(const WorkerLocation& worker,
   if (::mkdtemp(pattern.data()) == nullptr) return nullptr;
   const fs::path home = pattern;
   fs::create_directories(home / "tmp");
+  auto& r = registry();  // its mutex is held by the caller
+  if (r.homes.empty()) std::atexit(removeHomes);
+  r.homes.push_back(home);
 
   proc::ProcessSpec spec;
   spec.argv = {worker.python, "-I", "-B", worker.workerScript};

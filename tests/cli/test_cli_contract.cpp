@@ -176,6 +176,29 @@ TEST_F(CliContract, EveryStageRaisesTheKernelsWallsAndTheResultSaysWhichHeld) {
       << j["sandbox_note"];
 }
 
+TEST_F(CliContract, StagesForkedFromTheForkServerLeaveNoFolderBehind) {
+  // A TMPDIR of its own: what the run leaves in its jobs folder is this run's alone.
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  auto run = runCli({"verify", example("reference.py"), example("candidate.py"), "--json",
+                     "--no-compile-baseline", "--reps", "3", "--trials", "2", "--no-db"},
+                    {{"TMPDIR", tmp.string()}});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const json j = json::parse(run.out);
+  const bool forked = j["facts"]["candidate"]["os_sandbox"].value("forked", false);
+  if (forked) {
+    EXPECT_NE(j["sandbox_note"].get<std::string>().find("the fork server's"), std::string::npos)
+        << j["sandbox_note"];
+  }
+  const fs::path jobs = tmp / ("crucible-" + std::to_string(::getuid()) + "-jobs");
+  std::vector<std::string> left;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(jobs, ec)) {
+    left.push_back(entry.path().filename().string());
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " left, the first " << left.front();
+}
+
 TEST_F(CliContract, RunIsStoredAndReadBack) {
   ASSERT_EQ(verified_->exitCode, 0);
   auto list = runCli({"sessions", "list", "--db", db(), "--json"});

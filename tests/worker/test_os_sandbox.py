@@ -41,12 +41,26 @@ PROBE = textwrap.dedent("""
     attempt("ip_socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
     attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
     attempt("exec_before", lambda: subprocess.run(["/bin/true"], check=True))
+    attempt("new_session", os.setsid)
+
+    def sysv_shm():
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        segment = libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+        if segment < 0:
+            raise OSError(ctypes.get_errno(), "shmget")
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+
+    attempt("sysv_before", sysv_shm)
     results["processes"] = os_sandbox.forbid_processes(allow_spawn=SPAWN)
+    attempt("sysv_after", sysv_shm)
     if SPAWN:
         results["executables"] = os_sandbox.restrict_execution(["/bin/true", "/usr/bin/true"])
         attempt("exec_listed", lambda: subprocess.run(["/bin/true"], check=True))
         attempt("exec_unlisted", lambda: subprocess.run(["/bin/ls"], check=True,
                                                          stdout=subprocess.DEVNULL))
+        attempt("exec_new_session", lambda: subprocess.run(["/bin/true"], check=True,
+                                                           start_new_session=True))
     attempt("fork", lambda: os.waitpid(os.fork(), 0) if True else None)
     attempt("exec_after", lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
     box = []
@@ -103,6 +117,13 @@ def test_network_and_other_processes_are_out_of_reach(walled):
         assert walled["signal_parent"] == "PermissionError"
 
 
+def test_no_process_leaves_the_stages_group_and_no_ipc_outlives_it(walled):
+    # A process in a session of its own outlives the kill of the stage's group.
+    assert walled["new_session"] == "PermissionError"
+    assert walled["sysv_before"] == "allowed"
+    assert walled["sysv_after"] == "PermissionError"
+
+
 def test_no_new_process_once_the_candidate_may_run(walled):
     assert walled["exec_before"] == "allowed"
     assert walled["fork"] == "PermissionError"
@@ -115,6 +136,7 @@ def test_a_compiling_backend_runs_only_its_listed_tools():
     assert spawning["processes"]["spawn"] == "toolchain only"
     assert spawning["exec_listed"] == "allowed"
     assert spawning["exec_unlisted"] == "PermissionError"
+    assert spawning["exec_new_session"] == "PermissionError"
     assert spawning["exec_after"] == "PermissionError"  # the interpreter is not a listed tool
     assert spawning["fork"] == "PermissionError"
 

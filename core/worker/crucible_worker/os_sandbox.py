@@ -254,14 +254,22 @@ _NR = {
                "pidfd_getfd": 438, "io_uring_setup": 425, "bpf": 321, "kexec_load": 246,
                "mount": 165, "unshare": 272, "setns": 308, "socket": 41, "fork": 57,
                "vfork": 58, "execve": 59, "execveat": 322, "clone": 56, "clone3": 435,
-               "userfaultfd": 323, "keyctl": 250},
+               "userfaultfd": 323, "keyctl": 250, "setsid": 112, "setpgid": 109,
+               "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "msgget": 68, "msgsnd": 69,
+               "msgrcv": 70, "msgctl": 71, "semget": 64, "semop": 65, "semctl": 66,
+               "semtimedop": 220},
     "aarch64": {"ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
                 "pidfd_getfd": 438, "io_uring_setup": 425, "bpf": 280, "kexec_load": 104,
                 "mount": 40, "unshare": 97, "setns": 268, "socket": 198, "fork": None,
                 "vfork": None, "execve": 221, "execveat": 281, "clone": 220, "clone3": 435,
-                "userfaultfd": 282, "keyctl": 219},
+                "userfaultfd": 282, "keyctl": 219, "setsid": 157, "setpgid": 154,
+                "shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "msgget": 186,
+                "msgsnd": 189, "msgrcv": 188, "msgctl": 187, "semget": 190, "semop": 193,
+                "semctl": 191, "semtimedop": 192},
 }
 _AF_INET, _AF_INET6, _AF_PACKET = 2, 10, 17
+_SYSV_IPC = ("shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
+             "semget", "semop", "semctl", "semtimedop")
 _CLONE_VFORK, _CLONE_THREAD = 0x4000, 0x10000
 
 # BPF opcodes (linux/filter.h).
@@ -327,10 +335,13 @@ def _arch():
 
 
 def _escape_rules(nr):
+    # setsid and setpgid: a process that leaves the stage's process group outlives the stage's
+    # kill and escapes its pauses and its memory watch (a stage forked by the fork server has
+    # no PID namespace of its own to end it with).
     out = []
     for name in ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
                  "io_uring_setup", "bpf", "kexec_load", "mount", "unshare", "setns",
-                 "userfaultfd", "keyctl"):
+                 "userfaultfd", "keyctl", "setsid", "setpgid"):
         out += _deny(nr[name])
     out += _deny_when_arg(nr["socket"], [(_JEQ_K, _AF_INET, "deny"), (_JEQ_K, _AF_INET6, "deny"),
                                          (_JEQ_K, _AF_PACKET, "deny")], otherwise="allow")
@@ -339,7 +350,8 @@ def _escape_rules(nr):
 
 def forbid_escapes():
     """No ptrace, no reading or writing another process's memory, no IP or packet sockets, no
-    new namespaces or mounts, no io_uring (which runs calls outside this filter)."""
+    new namespaces or mounts, no io_uring (which runs calls outside this filter), no leaving the
+    stage's session or process group."""
     arch = _arch()
     if arch is None:
         return {"applied": False, "reason": f"no filter for {platform.machine()}"}
@@ -351,7 +363,7 @@ def forbid_processes(allow_spawn):
     """No new processes: no fork, no exec; threads only. With `allow_spawn` (backends whose
     compiler runs programs) vfork-style spawning and exec stay, and which files may be executed
     is left to restrict_execution; a plain fork that would keep running Python is still
-    refused."""
+    refused. No System V IPC either."""
     arch = _arch()
     if arch is None:
         return {"applied": False, "reason": f"no filter for {platform.machine()}"}
@@ -371,6 +383,10 @@ def forbid_processes(allow_spawn):
         if allow_spawn:
             checks.append((_JSET_K, _CLONE_VFORK, "allow"))
         out += _deny_when_arg(nr["clone"], checks, otherwise="deny")
+        # System V IPC outlives a process and, for stages forked from one server, is shared
+        # between them: no channel from one candidate to a later one.
+        for name in _SYSV_IPC:
+            out += _deny(nr[name])
         return out
 
     _install(arch, _program(arch, [rules]))
