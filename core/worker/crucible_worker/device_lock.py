@@ -2,8 +2,8 @@
 
 `crucible bench --jobs N` (and two Crucible windows) run several reference and candidate stages
 side by side. Their compiles and comparisons may overlap, but a timing that overlaps another
-worker's kernels measures the contention, not the kernel: on one H100, two jobs at a time made
-a kernel read much slower than alone (docs/PERFORMANCE.md has the figures).
+worker's kernels measures the contention, not the kernel: two jobs at a time on one GPU make a
+kernel read much slower than alone (docs/PERFORMANCE.md has the figures).
 
 So the device is a reader-writer lock across processes, made of two flock(2) files the parent
 creates (`PREFIX.gate`, `PREFIX.rw`; core/verify/worker_stage.cpp):

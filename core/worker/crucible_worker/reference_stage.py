@@ -175,10 +175,9 @@ def _timing_sets(job, module, model, path, device, input_seed):
 
 @contextlib.contextmanager
 def _exact_fp32():
-    """Expected outputs in true fp32. cuDNN allows TF32 for convolutions by default, which on an
-    H200 puts a Conv1d reference itself up to 9e-4 from the exact result, beyond the fp32
-    tolerance (measured 2026-11-22; with TF32 off: 1.5e-6). Timing keeps torch's defaults, as
-    users run it."""
+    """Expected outputs in true fp32. cuDNN allows TF32 for convolutions by default, which puts
+    a convolution's reference itself further from the exact result than the fp32 tolerance
+    (docs/PERFORMANCE.md has the figures). Timing keeps torch's defaults, as users run it."""
     cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
     saved = (cudnn.allow_tf32, matmul.allow_tf32)
     cudnn.allow_tf32 = matmul.allow_tf32 = False

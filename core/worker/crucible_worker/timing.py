@@ -19,7 +19,7 @@ _perf_counter_ns = time.perf_counter_ns
 _cuda_synchronize = torch.cuda.synchronize
 _CudaEvent = torch.cuda.Event
 
-# Larger than any current GPU's L2 (H100: 50 MB, H200: 60 MB, B200: 126 MB), as KernelBench.
+# Larger than the L2 cache of any current GPU, as in KernelBench.
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 # The most timed calls one measurement makes while extending towards min_time_s.
 MAX_REPS = 1000
