@@ -22,7 +22,10 @@ const std::set<std::string> kPointwise = {"relu",       "sigmoid",    "tanh",
                                           "mul",        "div",        "maximum",
                                           "minimum",    "mse_loss",   "smooth_l1_loss",
                                           "kl_div",     "batch_norm", "identity",
-                                          "sin",        "cos"};
+                                          "sin",        "cos",        "mish",
+                                          "selu",       "relu6",      "softsign",
+                                          "logsigmoid", "tanhshrink", "hardshrink",
+                                          "softshrink", "celu"};
 const std::set<std::string> kRow = {"sum",           "mean",
                                     "amax",          "amin",
                                     "max",           "min",

@@ -58,11 +58,29 @@ std::optional<std::string> plainUnaryExpr(const std::string& op,
     return x(0) + " * tl.minimum(tl.maximum(" + x(0) + " + 3.0, 0.0), 6.0) / 6.0";
   }
   if (op == "hardsigmoid") return "tl.minimum(tl.maximum(" + x(0) + " + 3.0, 0.0), 6.0) / 6.0";
+  if (op == "relu6") return "tl.minimum(tl.maximum(" + a[0] + ", 0.0), 6.0)";
+  if (op == "softsign") return x(0) + " / (1.0 + tl.abs(" + a[0] + "))";
+  if (op == "tanhshrink") return x(0) + " - " + tanhOf(a[0]);
+  // log(sigmoid(x)) without overflow: min(x, 0) - log(1 + exp(-|x|)).
+  if (op == "logsigmoid") {
+    return "(tl.minimum(" + a[0] + ", 0.0) - tl.log(1.0 + tl.exp(-tl.abs(" + a[0] + "))))";
+  }
+  // x * tanh(softplus(x)), softplus with torch's threshold of 20.
+  if (op == "mish") {
+    return x(0) + " * " +
+           tanhOf("tl.where(" + x(0) + " > 20.0, " + x(0) + ", tl.log(1.0 + tl.exp(tl.minimum(" +
+                  a[0] + ", 20.0))))");
+  }
+  if (op == "selu") {
+    return "1.0507009873554805 * tl.where(" + x(0) + " > 0.0, " + x(0) +
+           ", 1.6732632423543772 * (tl.exp(tl.minimum(" + a[0] + ", 0.0)) - 1.0))";
+  }
   return std::nullopt;
 }
 
 bool isAttributedUnary(const std::string& op) {
-  for (const char* name : {"gelu", "leaky_relu", "elu", "softplus", "hardtanh", "clamp", "pow"}) {
+  for (const char* name : {"gelu", "leaky_relu", "elu", "softplus", "hardtanh", "clamp", "pow",
+                           "hardshrink", "softshrink", "celu"}) {
     if (op == name) return true;
   }
   return false;
@@ -98,6 +116,20 @@ std::optional<std::string> attributedUnaryExpr(const std::string& op, const json
     // torch: x where beta * x > threshold; log(1 + exp(bx)) / beta elsewhere.
     return "tl.where(" + bx + " > " + floatLiteral(number(at, "threshold", 20.0)) + ", " + x(0) +
            ", tl.log(1.0 + tl.exp(tl.minimum(" + bx + ", 20.0))) / " + beta + ")";
+  }
+  if (op == "hardshrink") {
+    return "tl.where(tl.abs(" + a[0] + ") > " + floatLiteral(number(at, "lambd", 0.5)) + ", " +
+           x(0) + ", 0.0)";
+  }
+  if (op == "softshrink") {
+    const std::string l = floatLiteral(number(at, "lambd", 0.5));
+    return "tl.where(" + x(0) + " > " + l + ", " + x(0) + " - " + l + ", tl.where(" + x(0) +
+           " < -" + l + ", " + x(0) + " + " + l + ", 0.0))";
+  }
+  if (op == "celu") {
+    const std::string alpha = floatLiteral(number(at, "alpha", 1.0));
+    return "tl.where(" + x(0) + " > 0.0, " + x(0) + ", " + alpha + " * (tl.exp(tl.minimum(" +
+           a[0] + ", 0.0) / " + alpha + ") - 1.0))";
   }
   if (op == "hardtanh" || op == "clamp") {
     const bool ht = op == "hardtanh";

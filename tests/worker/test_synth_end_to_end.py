@@ -360,3 +360,39 @@ def test_a_reference_that_fails_is_bad_input_with_its_line(tmp_path):
                            timeout=300)
     assert synth.returncode == 2
     assert f"{reference}:8: RuntimeError: no" in synth.stderr
+
+
+ACTIVATIONS = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """A chain of the activations real references use, as modules and as functions."""
+
+    def __init__(self):
+        super().__init__()
+        self.acts = nn.Sequential(nn.Mish(), nn.SELU(), nn.ReLU6(), nn.Softsign(),
+                                  nn.Hardshrink(0.3), nn.Softshrink(0.1), nn.CELU(0.7))
+
+    def forward(self, x):
+        y = self.acts(x * 4.0)
+        z = F.logsigmoid(x * 30.0) + F.tanhshrink(x) + F.hardsigmoid(x)
+        return y + z + F.gelu(x, approximate="tanh")
+
+
+def get_inputs():
+    return [torch.randn(8, 300)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("backend", [pytest.param("interpret", marks=pytest.mark.sweep), "opencl"])
+def test_the_activations_of_real_references_are_lowered_and_verified(tmp_path, backend):
+    reference = tmp_path / "activations.py"
+    reference.write_text(ACTIVATIONS)
+    synthesize_and_verify(tmp_path, None, backend, case=({}, 1), reference=reference)

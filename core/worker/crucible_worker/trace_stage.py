@@ -43,6 +43,9 @@ SIGNATURES = {
     "silu": ["input"], "hardswish": ["input"], "hardsigmoid": ["input"], "mish": ["input"],
     "sin": ["input"], "cos": ["input"], "erf": ["input"], "log1p": ["input"],
     "expm1": ["input"], "square": ["input"], "reciprocal": ["input"], "selu": ["input"],
+    "relu6": ["input"], "softsign": ["input"], "logsigmoid": ["input"], "tanhshrink": ["input"],
+    "hardshrink": ["input", "lambd"], "softshrink": ["input", "lambd"],
+    "celu": ["input", "alpha"],
     "gelu": ["input", "approximate"],
     "leaky_relu": ["input", "negative_slope"],
     "elu": ["input", "alpha"],
@@ -104,6 +107,7 @@ SIGNATURES = {
 DEFAULTS = {
     "gelu": {"approximate": "none"}, "leaky_relu": {"negative_slope": 0.01},
     "elu": {"alpha": 1.0}, "softplus": {"beta": 1.0, "threshold": 20.0},
+    "hardshrink": {"lambd": 0.5}, "softshrink": {"lambd": 0.5}, "celu": {"alpha": 1.0},
     "hardtanh": {"min_val": -1.0, "max_val": 1.0}, "clamp": {"min": None, "max": None},
     "add": {"alpha": 1}, "sub": {"alpha": 1},
     "sum": {"dim": None, "keepdim": False}, "mean": {"dim": None, "keepdim": False},
@@ -151,7 +155,7 @@ ALIASES = {
     "relu_": "relu", "mul_": "mul", "add_": "add", "sub_": "sub", "div_": "div",
     "sigmoid_": "sigmoid", "tanh_": "tanh", "clamp_": "clamp", "hardtanh_": "hardtanh",
     "leaky_relu_": "leaky_relu", "elu_": "elu", "silu_": "silu", "type_as": "to_dtype",
-    "addmm": "addmm", "expand": "expand", "float": "to_dtype",
+    "addmm": "addmm", "expand": "expand", "float": "to_dtype", "log_sigmoid": "logsigmoid",
 }
 
 # Leaf modules: class -> (canonical op, attribute names read from the module, parameter slots).
@@ -161,6 +165,11 @@ MODULES = {
     nn.GELU: ("gelu", ["approximate"], []),
     nn.LeakyReLU: ("leaky_relu", ["negative_slope"], []), nn.ELU: ("elu", ["alpha"], []),
     nn.Softplus: ("softplus", ["beta", "threshold"], []),
+    nn.SELU: ("selu", [], []), nn.ReLU6: ("relu6", [], []), nn.Softsign: ("softsign", [], []),
+    nn.LogSigmoid: ("logsigmoid", [], []), nn.Tanhshrink: ("tanhshrink", [], []),
+    nn.Hardsigmoid: ("hardsigmoid", [], []),
+    nn.Hardshrink: ("hardshrink", ["lambd"], []), nn.Softshrink: ("softshrink", ["lambd"], []),
+    nn.CELU: ("celu", ["alpha"], []),
     nn.Hardtanh: ("hardtanh", ["min_val", "max_val"], []),
     nn.Softmax: ("softmax", ["dim"], []), nn.LogSoftmax: ("log_softmax", ["dim"], []),
     nn.Identity: ("identity", [], []), nn.Flatten: ("flatten", ["start_dim", "end_dim"], []),
