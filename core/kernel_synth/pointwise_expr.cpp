@@ -128,8 +128,8 @@ std::optional<std::string> attributedUnaryExpr(const std::string& op, const json
   }
   if (op == "celu") {
     const std::string alpha = floatLiteral(number(at, "alpha", 1.0));
-    return "tl.where(" + x(0) + " > 0.0, " + x(0) + ", " + alpha + " * (tl.exp(tl.minimum(" +
-           a[0] + ", 0.0) / " + alpha + ") - 1.0))";
+    return "tl.where(" + x(0) + " > 0.0, " + x(0) + ", " + alpha + " * (tl.exp(tl.minimum(" + a[0] +
+           ", 0.0) / " + alpha + ") - 1.0))";
   }
   if (op == "hardtanh" || op == "clamp") {
     const bool ht = op == "hardtanh";
