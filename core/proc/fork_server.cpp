@@ -116,7 +116,8 @@ std::shared_ptr<ForkServer> ForkServer::start(ProcessSpec spec, std::vector<std:
 }
 
 ForkServer::~ForkServer() {
-  // The server ends when its control socket closes; stopping the thread kills it if it does not.
+  // The control socket's end lets the server reap its children; the stop then kills the server
+  // (and, through their parent-death signal, any child still running) without waiting for it.
   if (control_ >= 0) ::shutdown(control_, SHUT_RDWR);
   if (thread_.joinable()) {
     thread_.request_stop();

@@ -20,7 +20,6 @@ when the child ends (its status is peeked, not taken, so its process group stays
 while the parent kills what it left behind), and then the parent's "reap" (or its end closing)
 lets the server reap it. docs/WORKER_PROTOCOL.md, "Fork server".
 """
-import array
 import ctypes
 import json
 import os
@@ -235,11 +234,7 @@ def _place_descriptors(stage_fds):
 
 
 def _open_descriptors():
-    fds = array.array("i")
-    for name in os.listdir("/proc/self/fd"):
-        if name.isdigit():
-            fds.append(int(name))
-    return list(fds)
+    return [int(name) for name in os.listdir("/proc/self/fd") if name.isdigit()]
 
 
 def _report_setup_failure():
