@@ -396,3 +396,47 @@ def test_the_activations_of_real_references_are_lowered_and_verified(tmp_path, b
     reference = tmp_path / "activations.py"
     reference.write_text(ACTIVATIONS)
     synthesize_and_verify(tmp_path, None, backend, case=({}, 1), reference=reference)
+
+
+GRAPH_SHAPES = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """The graph shapes real references use: a GLU over chunk's halves, a channel shuffle
+    written with size arithmetic, dropout that draws nothing, a ModuleList nest, two outputs."""
+
+    def __init__(self, groups=3):
+        super().__init__()
+        self.groups = groups
+        self.proj = nn.ModuleList([nn.Linear(16, 32), nn.Linear(16, 16)])
+        self.drop = nn.Dropout(0.25)
+        self.eval()
+
+    def forward(self, x, img):
+        a, b = self.proj[0](x).chunk(2, dim=-1)
+        gated = self.drop(a * torch.sigmoid(b)) + self.proj[1](x)
+        n, c, h, w = img.size()
+        shuffled = img.view(n, self.groups, c // self.groups, h, w).transpose(1, 2)
+        first, rest = torch.split(shuffled.reshape(n, -1, h, w), [2, c - 2], dim=1)
+        return gated, F.dropout(torch.tanh(rest) * first.sum(1, keepdim=True), p=0.0)
+
+
+batch_size = 5
+
+
+def get_inputs():
+    return [torch.randn(batch_size, 16), torch.randn(batch_size, 6, 4, 7)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_the_graph_shapes_of_real_references_are_lowered_and_verified(tmp_path):
+    reference = tmp_path / "graph_shapes.py"
+    reference.write_text(GRAPH_SHAPES)
+    synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)

@@ -198,3 +198,54 @@ def test_basic_indexing_is_an_index_view_with_its_key(tmp_path):
     assert facts["error"] is None
     keys = [n["attrs"]["key"] for n in facts["graph"]["nodes"] if n["op"] == "index"]
     assert keys == ["0", "1", ":, 1:3", "..., None, 0", "0"]
+
+
+def test_dropout_that_draws_nothing_is_the_identity_and_random_dropout_is_named(tmp_path):
+    facts = trace(tmp_path, REFERENCE.replace(
+        "return torch.softmax(y - z, dim=-1), x.T",
+        "a = F.dropout(y, p=0.0) + nn.functional.dropout(y, 0.4, training=False)\n"
+        "        return F.dropout(a, 0.1), x.T"))
+    assert facts["error"] is None
+    nodes = facts["graph"]["nodes"]
+    assert [n["op"] for n in nodes].count("identity") == 2
+    (random_one,) = [n for n in nodes if n["op"] == "unknown"]
+    assert "random mask" in random_one["attrs"]["target"] and random_one["line"] == 21
+
+
+def test_a_dropout_module_follows_its_mode(tmp_path):
+    source = REFERENCE.replace("self.extra = nn.Parameter(torch.zeros(dim))",
+                               "self.extra = nn.Parameter(torch.zeros(dim))\n"
+                               "        self.drop = nn.Dropout(0.5)")
+    source = source.replace("y = F.relu(self.lin(x))", "y = self.drop(F.relu(self.lin(x)))")
+    training = trace(tmp_path, source)["graph"]["nodes"]
+    assert [n["attrs"]["target"] for n in training if n["op"] == "unknown"] == [
+        "Dropout in training mode (p=0.5): a random mask no kernel can repeat"]
+    evaluated = trace(tmp_path, source.replace("self.drop = nn.Dropout(0.5)",
+                                               "self.drop = nn.Dropout(0.5)\n"
+                                               "        self.eval()"))["graph"]["nodes"]
+    assert "unknown" not in [n["op"] for n in evaluated]
+    assert "identity" in [n["op"] for n in evaluated]
+
+
+def test_split_pieces_are_index_views_and_size_arithmetic_stays_on_the_host(tmp_path):
+    facts = trace(tmp_path, REFERENCE.replace(
+        "return torch.softmax(y - z, dim=-1), x.T",
+        "n, d = y.shape\n"
+        "        a, b, c = torch.split(y, [3, d - 5, 2], dim=1)\n"
+        "        p, q, r = y.chunk(3, -1)\n"
+        "        u = y.reshape(n, 2, d // 2).unbind(1)\n"
+        "        return a, b, c, p, q, r, u[1]"))
+    assert facts["error"] is None
+    nodes = facts["graph"]["nodes"]
+    keys = [n["attrs"]["key"] for n in nodes if n["op"] == "index"]
+    assert keys == [":, 0:3", ":, 3:6", ":, 6:8", ":, 0:3", ":, 3:6", ":, 6:8", ":, 1"]
+    assert [n["shape"] for n in nodes if n["op"] == "index"][1] == [4, 3]
+    assert "unknown" not in [n["op"] for n in nodes]
+    assert {n["attrs"]["target"] for n in nodes if n["op"] == "meta"} >= {"sub", "floordiv"}
+
+
+def test_a_split_along_the_batch_is_named(tmp_path):
+    facts = trace(tmp_path, REFERENCE.replace(
+        "return torch.softmax(y - z, dim=-1), x.T", "a, b = y.chunk(2)\n        return a + b"))
+    assert [n["attrs"]["target"] for n in facts["graph"]["nodes"] if n["op"] == "unknown"] == [
+        "chunk along dim 0 (the batch)"]

@@ -156,7 +156,23 @@ ALIASES = {
     "sigmoid_": "sigmoid", "tanh_": "tanh", "clamp_": "clamp", "hardtanh_": "hardtanh",
     "leaky_relu_": "leaky_relu", "elu_": "elu", "silu_": "silu", "type_as": "to_dtype",
     "addmm": "addmm", "expand": "expand", "float": "to_dtype", "log_sigmoid": "logsigmoid",
+    "split_with_sizes": "split",
 }
+
+# Dropout in every spelling: (input, p, training) by position. It is the identity where it draws
+# nothing (eval mode or p = 0); with p > 0 in training its random mask cannot be repeated by a
+# kernel, so it stays unknown.
+DROPOUTS = {
+    "dropout": ["input", "p", "training"], "dropout1d": ["input", "p", "training"],
+    "dropout2d": ["input", "p", "training"], "dropout3d": ["input", "p", "training"],
+    "alpha_dropout": ["input", "p", "training"],
+    "feature_alpha_dropout": ["input", "p", "training"],
+    "feature_dropout": ["input", "p", "train"], "native_dropout": ["input", "p", "train"],
+}
+
+# Operations that split a tensor into pieces along a dim: the pieces become basic-index views.
+SPLITS = {"chunk": ["input", "chunks", "dim"], "split": ["input", "split_size", "dim"],
+          "unbind": ["input", "dim"], "tensor_split": ["input", "sections", "dim"]}
 
 # Leaf modules: class -> (canonical op, attribute names read from the module, parameter slots).
 MODULES = {
@@ -321,6 +337,19 @@ def source_pieces(path):
 # Tracing
 
 
+class _ShapeProp(ShapeProp):
+    """ShapeProp that also keeps the sizes the forward computes on the host (`c - 2`,
+    `x.size(1)`), so a split by computed sizes still has its pieces."""
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        if isinstance(result, int) and not isinstance(result, bool) or (
+                isinstance(result, (tuple, list, torch.Size))
+                and all(isinstance(v, int) for v in result)):
+            n.meta["host_value"] = result
+        return result
+
+
 class _Tracer(torch.fx.Tracer):
     def __init__(self):
         super().__init__()
@@ -336,7 +365,7 @@ def trace_model(model, inputs, path):
         graph = tracer.trace(model)
         gm = torch.fx.GraphModule(tracer.root, graph)
         with torch.no_grad():
-            ShapeProp(gm).propagate(*inputs)
+            _ShapeProp(gm).propagate(*inputs)
         converted = _Converter(gm, path, "fx").convert()
 
         def rerun(other_inputs):
@@ -407,6 +436,54 @@ def _basic_index(key):
     return ", ".join(texts) + ("," if isinstance(key, tuple) and len(texts) == 1 else "")
 
 
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flat(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _flat(v)]
+    return [value]
+
+
+def _host_value(value):
+    """A size the forward computed, as the traced run saw it (a node's `host_value`)."""
+    if isinstance(value, torch.fx.Node):
+        return value.meta.get("host_value", value)
+    if isinstance(value, (list, tuple)):
+        return [_host_value(v) for v in value]
+    return value
+
+
+def _split_bounds(op, bound, extent):
+    """The pieces of a dim of `extent` as (start, stop) pairs (unbind: indices); None when a
+    size is not a constant."""
+    def pairs(sizes):
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        return [(a, a + n) for a, n in zip(starts, sizes)]
+    if op == "unbind":
+        return list(range(extent))
+    if op == "chunk":
+        n = bound.get("chunks")
+        if not isinstance(n, int) or n < 1:
+            return None
+        step = -(-extent // n)  # torch.chunk: pieces of ceil(extent / n), the last shorter
+        return pairs([min(step, extent - a) for a in range(0, extent, step)])
+    if op == "split":
+        size = bound.get("split_size")
+        if isinstance(size, int) and size > 0:
+            return pairs([min(size, extent - a) for a in range(0, extent, size)])
+        if isinstance(size, (list, tuple)) and all(isinstance(v, int) for v in size):
+            return pairs(list(size))
+        return None
+    sections = bound.get("sections")  # tensor_split: n sections, or the split indices
+    if isinstance(sections, int) and sections > 0:
+        q, r = divmod(extent, sections)
+        return pairs([q + 1 if i < r else q for i in range(sections)])
+    if isinstance(sections, (list, tuple)) and all(isinstance(v, int) for v in sections):
+        cuts = [0] + [min(max(c, 0), extent) for c in sections] + [extent]
+        return [(a, max(a, b)) for a, b in zip(cuts, cuts[1:])]
+    return None
+
+
 def _jsonable(value):
     """Attributes as JSON: tuples as lists, dtypes as names, anything else as text."""
     if value is None or isinstance(value, (bool, int, str)):
@@ -433,6 +510,7 @@ class _Converter:
         self.placeholder_params = {}
         self.meta_values = set()  # shapes and sizes: host bookkeeping, not tensors
         self.tuples = {}     # max/min over a dim: (op, inputs, attrs) until .values/.indices
+        self.pieces = {}     # chunk / split / unbind: (input, index keys) until selected
         if signature is not None:
             for spec in signature.input_specs:
                 target = getattr(spec, "target", None)
@@ -499,6 +577,10 @@ class _Converter:
 
     def _call_module(self, node):
         module = self.gm.get_submodule(node.target)
+        if isinstance(module, nn.modules.dropout._DropoutNd):
+            self._dropout(node, node.args[0], module.p, module.training,
+                          f"{type(module).__qualname__} in training mode")
+            return
         entry = MODULES.get(type(module))
         if entry is None:
             self._emit(node, "unknown", [self._operand(a) for a in node.args],
@@ -522,6 +604,10 @@ class _Converter:
 
     def _call_function(self, node):
         target = node.target
+        if self._host_arithmetic(node):
+            self.meta_values.add(node)
+            self._emit(node, "meta", [], {"target": getattr(target, "__name__", str(target))})
+            return
         if target in OPERATORS:
             self._call(node, OPERATORS[target], node.args, node.kwargs, canonical=True)
             return
@@ -548,6 +634,16 @@ class _Converter:
         if op == "to_dtype":
             self._emit(node, "to_dtype", [self._operand(args[0])], {})
             return
+        if op in DROPOUTS:
+            bound = dict(zip(DROPOUTS[op], args))
+            bound.update({("input" if k == "self" else k): v for k, v in kwargs.items()})
+            training = bound.get("training", bound.get("train", True))
+            self._dropout(node, bound.get("input"), bound.get("p", 0.5), training,
+                          f"{name} with training=True")
+            return
+        if op in SPLITS:
+            self._split(node, op, args, kwargs)
+            return
         if op in ("reshape", "permute") and len(args) > 2:
             args = (args[0], list(args[1:]))  # x.view(a, b) -> reshape(x, [a, b])
         tuple_op = op in ("max", "min") and self._dim_given(args, kwargs)
@@ -571,6 +667,51 @@ class _Converter:
             return
         self._emit(node, op, inputs, attrs)
 
+    def _host_arithmetic(self, node):
+        """Python arithmetic on sizes (`c // groups`, `h * w`, `b, c, h, w = x.shape`): no
+        tensor comes out and every traced operand is a size, so it is host bookkeeping."""
+        if node.meta.get("tensor_meta") is not None or isinstance(node.meta.get("val"),
+                                                                   torch.Tensor):
+            return False
+        operands = [a for a in _flat([node.args, node.kwargs]) if isinstance(a, torch.fx.Node)]
+        return bool(operands) and all(a in self.meta_values for a in operands)
+
+    def _dropout(self, node, value, p, training, what):
+        if not isinstance(p, (int, float)) or not isinstance(training, bool):
+            self._emit(node, "unknown", [self._operand(value)],
+                       {"target": f"{what.split(' ')[0]} with a computed p or training flag"})
+        elif training and p > 0:
+            self._emit(node, "unknown", [self._operand(value)],
+                       {"target": f"{what} (p={p}): a random mask no kernel can repeat"})
+        else:
+            self._emit(node, "identity", [self._operand(value)], {})
+
+    def _split(self, node, op, args, kwargs):
+        """chunk / split / unbind / tensor_split: the pieces' index keys, kept until the
+        selections (`a, b = x.chunk(2, -1)`) that follow."""
+        bound = dict(zip(SPLITS[op], args))
+        bound.update({("input" if k == "self" else k): v for k, v in kwargs.items()})
+        bound.setdefault("split_size", bound.pop("split_size_or_sections", None))
+        for key in ("chunks", "split_size", "sections"):
+            bound[key] = _host_value(bound.get(key))
+        source = bound.get("input")
+        shape = self._meta(source)[0] if isinstance(source, torch.fx.Node) else None
+        dim = bound.get("dim", 0)
+        if shape is None or not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+            self._emit(node, "unknown", [self._operand(source)], {"target": f"{op} of a value "
+                                                                            "without a shape"})
+            return
+        dim %= len(shape)
+        extent = shape[dim]
+        bounds = _split_bounds(op, bound, extent)
+        if bounds is None or dim == 0:
+            why = "along dim 0 (the batch)" if dim == 0 else "with computed sizes"
+            self._emit(node, "unknown", [self._operand(source)], {"target": f"{op} {why}"})
+            return
+        prefix = ":, " * dim
+        keys = [prefix + (str(b) if op == "unbind" else f"{b[0]}:{b[1]}") for b in bounds]
+        self.pieces[node] = (source, keys, _line_of(node, self.path))
+
     @staticmethod
     def _dim_given(args, kwargs):
         return len(args) > 1 and not isinstance(args[1], torch.fx.Node) or "dim" in kwargs
@@ -580,6 +721,10 @@ class _Converter:
         max and min over a dim become `max` / `argmax` nodes; `.shape` and friends stay
         unknown (they are bookkeeping a candidate would do on the host)."""
         source, key = node.args[0], node.args[1]
+        if source in self.pieces and isinstance(key, int):
+            value, keys, line = self.pieces[source]
+            self._emit(node, "index", [self._operand(value)], {"key": keys[key]}, line)
+            return
         if source in self.tuples:
             kind, inputs, attrs, line = self.tuples[source]
             op = kind if key in (0, "values") else "arg" + kind
