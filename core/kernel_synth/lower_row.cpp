@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/kernel_synth/graph_rewrite.h"
 #include "core/kernel_synth/lowering_support.h"
 #include "core/kernel_synth/pointwise_expr.h"
 #include "core/kernel_synth/row_ops.h"
@@ -52,8 +53,8 @@ struct RowLayout {
   }
 };
 
-/// Rows up to this length are held whole; longer ones (norms only) are walked in chunks of kChunk.
-constexpr std::int64_t kWholeRowLimit = 16384;
+/// Rows up to kLongestWholeRow are held whole; longer ones (norms only: other reductions are
+/// nested by graph_rewrite) are walked in chunks of kChunk.
 constexpr int kChunk = 2048;
 /// How many programs the parts of long rows aim at: enough to fill a large GPU twice over.
 constexpr int kSplitPrograms = 4096;
@@ -255,7 +256,7 @@ class RowLowering : private GroupLowering {
     std::int64_t rowLength = 1;
     for (int d : layout_.colDims)
       rowLength *= d == layout_.split ? group.domain[d] / layout_.parts : group.domain[d];
-    bool looped = rowOps_ == 1 && norm_ && !rowSpacePointwise_ && rowLength > kWholeRowLimit;
+    bool looped = rowOps_ == 1 && norm_ && !rowSpacePointwise_ && rowLength > kLongestWholeRow;
     for (const auto& o : ops_) looped = looped && !o.rowSpace;
     for (const auto& s : group.stores) looped = looped && !isRow(s);
     return looped;
@@ -329,6 +330,8 @@ class RowLowering : private GroupLowering {
       if (rowOnly && !kept(d)) continue;
       terms.push_back(layout_.coord(d) + " * " + p + "_s" + std::to_string(d));
     }
+    // A reduction over every dim has one row: its value's address is still a [ROWS, 1] block.
+    if (terms.size() == 1) terms.push_back("rows * 0");
     return join(terms, " + ");
   }
 

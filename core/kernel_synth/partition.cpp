@@ -25,16 +25,13 @@ const std::set<std::string> kPointwise = {"relu",       "sigmoid",    "tanh",
                                           "sin",        "cos",        "mish",
                                           "selu",       "relu6",      "softsign",
                                           "logsigmoid", "tanhshrink", "hardshrink",
-                                          "softshrink", "celu"};
-const std::set<std::string> kRow = {"sum",           "mean",
-                                    "amax",          "amin",
-                                    "max",           "min",
-                                    "argmax",        "argmin",
-                                    "logsumexp",     "softmax",
-                                    "log_softmax",   "layer_norm",
-                                    "cumsum",        "cosine_similarity",
-                                    "cross_entropy", "var",
-                                    "group_norm",    "instance_norm"};
+                                          "softshrink", "celu",       "huber_loss",
+                                          "l1_loss"};
+const std::set<std::string> kRow = {
+    "sum",           "mean",       "amax",       "amin",         "max",
+    "min",           "argmax",     "argmin",     "logsumexp",    "softmax",
+    "log_softmax",   "layer_norm", "cumsum",     "cumprod",      "cosine_similarity",
+    "cross_entropy", "var",        "group_norm", "instance_norm"};
 const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
 const std::set<std::string> kConv = {
     "conv1d",     "conv2d",     "conv_transpose1d", "conv_transpose2d",    "max_pool1d",
@@ -74,7 +71,8 @@ OpKind opKind(const OpNode& node) {
     return node.attrs.value("use_input_stats", json(true)) == json(true) ? OpKind::Row
                                                                          : OpKind::Unsupported;
   }
-  if (op == "mse_loss" || op == "smooth_l1_loss" || op == "kl_div") {
+  if (op == "mse_loss" || op == "smooth_l1_loss" || op == "kl_div" || op == "huber_loss" ||
+      op == "l1_loss") {
     return node.attrs.value("reduction", json("mean")) == json("none") ? OpKind::Pointwise
                                                                        : OpKind::Unsupported;
   }
@@ -209,7 +207,7 @@ Partition partition(const OpGraph& graph) {
       p.unsupported.push_back(where + what);
       continue;
     }
-    if (n.dtype.empty() || n.shape.empty()) {
+    if (n.dtype.empty()) {  // a 0-d tensor (a loss's mean) has a dtype and an empty shape
       p.unsupported.push_back(where + n.op + " (no tensor shape: a scalar or tuple result)");
       continue;
     }

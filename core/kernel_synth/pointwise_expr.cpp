@@ -153,10 +153,16 @@ std::optional<std::string> attributedUnaryExpr(const std::string& op, const json
     const double p = e.get<double>();
     if (p == 0.5) return "tl.sqrt(" + a[0] + ")";
     if (p == -0.5) return "tl.rsqrt(" + a[0] + ")";
-    if (p == std::floor(p) && p >= 1 && p <= 4) {
+    if (p == std::floor(p) && p >= 1 && p <= 8) {
       std::string s = x(0);
       for (int i = 1; i < static_cast<int>(p); ++i) s += " * " + x(0);
       return s;
+    }
+    if (p == -1.0) return "1.0 / " + x(0);
+    // Any other exponent as exp(p log x): torch's value for x > 0, and for x = 0 where p > 0;
+    // NaN for x < 0, where a non-integer power is NaN in torch too.
+    if (p != std::floor(p)) {
+      return "tl.exp(" + floatLiteral(p) + " * tl.log(" + a[0] + "))";
     }
     why = "pow with exponent " + floatLiteral(p);
     return std::nullopt;
@@ -178,6 +184,13 @@ std::optional<std::string> binaryExpr(const std::string& op, const json& at,
   if (op == "div") return x(0) + " / " + x(1);
   if (op == "maximum") return "tl.maximum(" + a[0] + ", " + a[1] + ")";
   if (op == "minimum") return "tl.minimum(" + a[0] + ", " + a[1] + ")";
+  if (op == "l1_loss") return "tl.abs(" + x(0) + " - " + x(1) + ")";
+  if (op == "huber_loss") {
+    const std::string delta = floatLiteral(number(at, "delta", 1.0));
+    const std::string d = "tl.abs(" + x(0) + " - " + x(1) + ")";
+    return "tl.where(" + d + " < " + delta + ", 0.5 * " + d + " * " + d + ", " + delta + " * (" +
+           d + " - 0.5 * " + delta + "))";
+  }
   if (op == "mse_loss") return "(" + x(0) + " - " + x(1) + ") * (" + x(0) + " - " + x(1) + ")";
   if (op == "smooth_l1_loss") {
     const std::string beta = floatLiteral(number(at, "beta", 1.0));

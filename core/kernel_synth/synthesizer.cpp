@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/kernel_synth/candidate_writer.h"
+#include "core/kernel_synth/graph_rewrite.h"
 #include "core/kernel_synth/op_graph.h"
 #include "core/kernel_synth/partition.h"
 #include "core/kernel_synth/tile_menu.h"
@@ -38,7 +39,7 @@ SynthResult synthesizeFromTrace(const json& graphJson, const json& source,
   result.graph = graphJson;
   OpGraph graph;
   try {
-    graph = parseGraph(graphJson);
+    graph = rewriteForLowering(parseGraph(graphJson));
   } catch (const GraphError& e) {
     result.unsupported.push_back(std::string("the traced graph: ") + e.what());
     return result;

@@ -513,7 +513,9 @@ TEST(SynthCodegen, PointwiseExpressions) {
   n.attrs = {{"min", -0.25}, {"max", nullptr}};
   EXPECT_EQ(*pointwiseExpr(n, {"x"}, why), "tl.maximum(x, -0.25)");
   n.op = "pow";
-  n.attrs = {{"exponent", 1.7}};
+  n.attrs = {{"exponent", 1.7}};  // NaN below zero, as torch's non-integer powers are
+  EXPECT_EQ(*pointwiseExpr(n, {"x"}, why), "tl.exp(1.7 * tl.log(x))");
+  n.attrs = {{"exponent", 12}};  // an integer power of a negative base is a number
   EXPECT_FALSE(pointwiseExpr(n, {"x"}, why));
   EXPECT_NE(why.find("exponent"), std::string::npos);
   EXPECT_EQ(floatLiteral(2), "2.0");

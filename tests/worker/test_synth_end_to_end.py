@@ -339,13 +339,13 @@ def test_split_group_norm_statistics_survive_a_large_mean(tmp_path):
 def test_unsupported_ops_are_named_with_their_line(tmp_path):
     reference = shrunk_task(tmp_path, "level1/11_Conv_transpose2d.py", {"batch_size": 1})
     reference.write_text(reference.read_text().replace("return self.conv_t(x)",
-                                                       "return torch.cumprod(x, 1)"))
+                                                       "return torch.flip(x, [1])"))
     synth = subprocess.run([CRUCIBLE, "synth", str(reference), "--json"], capture_output=True,
                            text=True, timeout=300)
     assert synth.returncode == 1
     result = json.loads(synth.stdout)
     assert result["candidates"] == []
-    assert result["unsupported"] == ["line 15: cumprod"]
+    assert result["unsupported"] == ["line 15: flip"]
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
@@ -435,8 +435,50 @@ def get_init_inputs():
 '''
 
 
+LOSSES_AND_NORMS = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Losses with their reductions (scalars), a whole-tensor Frobenius norm whose row is longer
+    than a program holds, row norms of several orders, and a product scan."""
+
+    def __init__(self):
+        super().__init__()
+        self.huber = nn.HuberLoss(delta=0.5)
+
+    def forward(self, p, t, labels):
+        loss = F.mse_loss(p, t) + self.huber(p, t) + F.cross_entropy(p, labels, reduction="sum")
+        loss = loss + F.kl_div(F.log_softmax(p, 1), F.softmax(t, 1), reduction="batchmean")
+        y = p / torch.norm(p, p="fro") + F.normalize(t, p=2.0, dim=1)
+        y = y * torch.linalg.vector_norm(p, ord=3, dim=1, keepdim=True)
+        return y + torch.cumprod(1.0 + 0.01 * t, dim=1) + loss
+
+
+def get_inputs():
+    return [torch.randn(40, 700), torch.randn(40, 700), torch.randint(0, 700, (40,))]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+# Reference modules written the way outside references are, by what each covers; `marker` is a
+# line the first candidate must hold (the form the case is about).
+REAL_REFERENCES = {
+    "graph_shapes": (GRAPH_SHAPES, "[:, 0:16]"),
+    # 28,000 elements: the Frobenius norm's sum is nested into stages
+    "losses_and_norms": (LOSSES_AND_NORMS, "norm__part1"),
+}
+
+
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-def test_the_graph_shapes_of_real_references_are_lowered_and_verified(tmp_path):
-    reference = tmp_path / "graph_shapes.py"
-    reference.write_text(GRAPH_SHAPES)
+@pytest.mark.parametrize("name", sorted(REAL_REFERENCES))
+def test_the_shapes_losses_and_norms_of_real_references_are_lowered_and_verified(tmp_path, name):
+    source, marker = REAL_REFERENCES[name]
+    reference = tmp_path / f"{name}.py"
+    reference.write_text(source)
     synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)
+    assert marker in (tmp_path / "out" / "candidate_0.py").read_text()

@@ -65,7 +65,10 @@ SIGNATURES = {
     "argmax": ["input", "dim", "keepdim"], "argmin": ["input", "dim", "keepdim"],
     "logsumexp": ["input", "dim", "keepdim"],
     "var": ["input", "dim", "unbiased", "keepdim"],
-    "cumsum": ["input", "dim"],
+    "cumsum": ["input", "dim"], "cumprod": ["input", "dim"],
+    "norm": ["input", "p", "dim", "keepdim"],
+    "linalg_vector_norm": ["input", "ord", "dim", "keepdim"],
+    "normalize": ["input", "p", "dim", "eps"],
     "softmax": ["input", "dim"], "log_softmax": ["input", "dim"],
     # normalisations
     "layer_norm": ["input", "normalized_shape", "weight", "bias", "eps"],
@@ -94,6 +97,8 @@ SIGNATURES = {
     # losses and similarities
     "mse_loss": ["input", "target", "reduction"],
     "smooth_l1_loss": ["input", "target", "reduction", "beta"],
+    "huber_loss": ["input", "target", "reduction", "delta"],
+    "l1_loss": ["input", "target", "reduction"],
     "cross_entropy": ["input", "target", "reduction"],
     "kl_div": ["input", "target", "reduction", "log_target"],
     "cosine_similarity": ["x1", "x2", "dim", "eps"],
@@ -122,6 +127,10 @@ DEFAULTS = {
     "linear": {"bias": None},
     "mse_loss": {"reduction": "mean"}, "smooth_l1_loss": {"reduction": "mean", "beta": 1.0},
     "cross_entropy": {"reduction": "mean"},
+    "huber_loss": {"reduction": "mean", "delta": 1.0}, "l1_loss": {"reduction": "mean"},
+    "norm": {"p": "fro", "dim": None, "keepdim": False},
+    "linalg_vector_norm": {"ord": 2, "dim": None, "keepdim": False},
+    "normalize": {"p": 2.0, "dim": 1, "eps": 1e-12},
     "kl_div": {"reduction": "mean", "log_target": False},
     "cosine_similarity": {"dim": 1, "eps": 1e-8},
     "flatten": {"start_dim": 0, "end_dim": -1}, "squeeze": {"dim": None},
@@ -218,6 +227,10 @@ MODULES = {
                                   "count_include_pad", "divisor_override"], []),
     nn.AdaptiveAvgPool1d: ("adaptive_avg_pool1d", ["output_size"], []),
     nn.AdaptiveAvgPool2d: ("adaptive_avg_pool2d", ["output_size"], []),
+    nn.MSELoss: ("mse_loss", ["reduction"], []), nn.L1Loss: ("l1_loss", ["reduction"], []),
+    nn.SmoothL1Loss: ("smooth_l1_loss", ["reduction", "beta"], []),
+    nn.HuberLoss: ("huber_loss", ["reduction", "delta"], []),
+    nn.KLDivLoss: ("kl_div", ["reduction", "log_target"], []),
 }
 
 
@@ -546,6 +559,11 @@ class _Converter:
             return [self._operand(v) for v in value]
         return _jsonable(value)
 
+    def _values_in(self, args):
+        """An unknown op's operands: the traced values among its arguments (lists of sizes and
+        other constants are the op's business, and it has none)."""
+        return [self._operand(a) for a in _flat(list(args)) if isinstance(a, torch.fx.Node)]
+
     def _meta(self, node):
         meta = node.meta.get("tensor_meta")
         if meta is None and isinstance(node.meta.get("val"), torch.Tensor):
@@ -583,7 +601,7 @@ class _Converter:
             return
         entry = MODULES.get(type(module))
         if entry is None:
-            self._emit(node, "unknown", [self._operand(a) for a in node.args],
+            self._emit(node, "unknown", self._values_in(node.args),
                        {"target": f"{type(module).__module__}.{type(module).__qualname__}"})
             return
         op, attr_names, slots = entry
@@ -649,7 +667,7 @@ class _Converter:
         tuple_op = op in ("max", "min") and self._dim_given(args, kwargs)
         signature = SIGNATURES.get(op)
         if signature is None:
-            self._emit(node, "unknown", [self._operand(a) for a in args], {"target": name})
+            self._emit(node, "unknown", self._values_in(args), {"target": name})
             return
         bound = dict(zip(signature, args))
         for key, value in kwargs.items():
@@ -755,7 +773,7 @@ class _Converter:
         op = ALIASES.get(name, name)
         signature = SIGNATURES.get(op)
         if signature is None:
-            self._emit(node, "unknown", [self._operand(a) for a in node.args],
+            self._emit(node, "unknown", self._values_in(node.args),
                        {"target": str(target)})
             return
         self._call(node, op, (), {k: bound[k] for k in signature if k in bound},

@@ -1,0 +1,317 @@
+#include "core/kernel_synth/graph_rewrite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace crucible::kernel_synth {
+
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kLosses = {"mse_loss",   "smooth_l1_loss", "kl_div",
+                                       "huber_loss", "l1_loss",        "cross_entropy"};
+const std::set<std::string> kNestable = {"sum", "mean", "amax", "amin", "logsumexp"};
+
+std::int64_t product(const Shape& s, const std::vector<int>& dims) {
+  std::int64_t p = 1;
+  for (int d : dims) p *= s[d];
+  return p;
+}
+
+std::vector<int> allDims(std::size_t rank) {
+  std::vector<int> dims;
+  for (int d = 0; d < static_cast<int>(rank); ++d) dims.push_back(d);
+  return dims;
+}
+
+/// A `dim` attribute as sorted non-negative dims: all of them when it is absent, null or an
+/// empty list (torch's "reduce everything"); nullopt when it names a dim out of range or twice.
+std::optional<std::vector<int>> reducedDims(const json& dim, std::size_t rank) {
+  if (dim.is_null() || (dim.is_array() && dim.empty())) return allDims(rank);
+  std::vector<int> dims;
+  for (const auto& d : dim.is_array() ? dim : json::array({dim})) {
+    if (!d.is_number_integer()) return std::nullopt;
+    int v = d.get<int>();
+    if (v < 0) v += static_cast<int>(rank);
+    if (v < 0 || v >= static_cast<int>(rank)) return std::nullopt;
+    dims.push_back(v);
+  }
+  std::sort(dims.begin(), dims.end());
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return std::nullopt;
+  return dims;
+}
+
+Shape reducedShape(const Shape& s, const std::vector<int>& dims, bool keepdim) {
+  Shape out;
+  for (int d = 0; d < static_cast<int>(s.size()); ++d) {
+    const bool r = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (!r) out.push_back(s[d]);
+    if (r && keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+std::optional<Shape> reducedAlt(const std::optional<Shape>& s, const std::vector<int>& dims,
+                                bool keepdim) {
+  if (!s) return std::nullopt;
+  return reducedShape(*s, dims, keepdim);
+}
+
+/// A norm's order from its `p` / `ord` attribute: "fro" is 2, "inf" and "-inf" are infinities;
+/// nullopt for the matrix norms ("nuc") and anything else.
+std::optional<double> normOrder(const json& p) {
+  if (p.is_number()) return p.get<double>();
+  if (p == json("fro")) return 2.0;
+  if (p == json("inf")) return std::numeric_limits<double>::infinity();
+  if (p == json("-inf")) return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(const OpGraph& graph) : in_(graph), out_(graph) { out_.nodes.clear(); }
+
+  OpGraph run() {
+    for (const OpNode& n : in_.nodes) {
+      // A rewrite that gives up part way leaves nothing behind: the node stays as traced.
+      const std::size_t mark = out_.nodes.size();
+      if (rewrite(n)) continue;
+      out_.nodes.resize(mark);
+      out_.nodes.push_back(n);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  const OpGraph& in_;
+  OpGraph out_;
+
+  Shape shapeOf(const std::string& name) const {
+    if (const auto* n = out_.node(name)) return n->shape;
+    if (const auto* v = out_.value(name)) return v->shape;
+    return {};
+  }
+  std::optional<Shape> altOf(const std::string& name) const {
+    if (const auto* n = out_.node(name)) return n->altShape;
+    if (const auto* v = out_.value(name)) return v->altShape;
+    return std::nullopt;
+  }
+
+  /// Appends a node derived from `from` (its dtype and line) and returns its name.
+  std::string emit(const OpNode& from, const std::string& name, const std::string& op,
+                   std::vector<Operand> inputs, json attrs, Shape shape, std::optional<Shape> alt) {
+    OpNode n;
+    n.name = name;
+    n.op = op;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    n.shape = std::move(shape);
+    n.altShape = std::move(alt);
+    n.dtype = from.dtype;
+    n.line = from.line;
+    out_.nodes.push_back(std::move(n));
+    return name;
+  }
+
+  std::string pointwise(const OpNode& from, const std::string& name, const std::string& op,
+                        const std::string& x, json attrs = json::object()) {
+    return emit(from, name, op, {Operand{x, {}}}, std::move(attrs), shapeOf(x), altOf(x));
+  }
+
+  bool rewrite(const OpNode& n) {
+    const std::string& op = n.op;
+    if (kLosses.count(op) && n.attrs.value("reduction", json("mean")) != json("none")) {
+      return loss(n);
+    }
+    if (op == "norm" || op == "linalg_vector_norm") return norm(n);
+    if (op == "normalize") return normalize(n);
+    if ((op == "max" || op == "min") && n.attrs.value("dim", json()).is_null()) {
+      return reduction(n, n.name, op == "max" ? "amax" : "amin", inputRef(n), json(),
+                       n.attrs.value("keepdim", false));
+    }
+    if (kNestable.count(op)) {
+      return reduction(n, n.name, op, inputRef(n), n.attrs.value("dim", json()),
+                       n.attrs.value("keepdim", false));
+    }
+    return false;
+  }
+
+  static std::string inputRef(const OpNode& n) {
+    return !n.inputs.empty() && n.inputs[0].isRef() ? n.inputs[0].ref : std::string();
+  }
+
+  /// `op` over `dim` of `x`, written as `name` (with `from`'s shape): one node where the rows
+  /// fit a program, nested ones otherwise. False (nothing written) when `dim` is not valid or a
+  /// dim too long by itself cannot be cut evenly.
+  bool reduction(const OpNode& from, const std::string& name, const std::string& op,
+                 const std::string& x, const json& dim, bool keepdim) {
+    if (x.empty()) return false;
+    Shape s = shapeOf(x);
+    std::optional<Shape> alt = altOf(x);
+    auto dims = reducedDims(dim, s.size());
+    if (!dims || s.empty()) return false;
+    json attrs = from.op == op ? from.attrs : json::object();
+    if (product(s, *dims) <= kLongestWholeRow) {
+      attrs["dim"] = *dims;
+      attrs["keepdim"] = keepdim;
+      emit(from, name, op, {Operand{x, {}}}, attrs, reducedShape(s, *dims, keepdim),
+           reducedAlt(alt, *dims, keepdim));
+      return true;
+    }
+    // Dims too long by themselves are cut in two by a view, from the last so that the earlier
+    // dims keep their places.
+    std::string cur = x;
+    bool cut = false;
+    const std::vector<int> traced = *dims;
+    for (auto it = traced.rbegin(); it != traced.rend(); ++it) {
+      const int d = *it;
+      if (s[d] <= kLongestWholeRow) continue;
+      std::int64_t f = kLongestWholeRow;
+      while (f > 1 && s[d] % f != 0) --f;
+      if (f < 64 || (alt && (*alt)[d] != s[d])) return false;
+      s[d] /= f;
+      s.insert(s.begin() + d + 1, f);
+      if (alt) {
+        (*alt)[d] /= f;
+        alt->insert(alt->begin() + d + 1, f);
+      }
+      for (int& e : *dims) e += e > d ? 1 : 0;
+      dims->push_back(d + 1);
+      std::sort(dims->begin(), dims->end());
+      cur = emit(from, from.name + "__cut" + std::to_string(d), "reshape", {Operand{cur, {}}},
+                 {{"shape", s}}, s, alt);
+      cut = true;
+    }
+    // Stages: the longest run of the last remaining dims that fits a row, each kept as 1.
+    std::vector<int> left = *dims;
+    for (int stage = 1; product(s, left) > kLongestWholeRow; ++stage) {
+      std::vector<int> these;
+      std::int64_t length = 1;
+      for (auto it = left.rbegin(); it != left.rend() && length * s[*it] <= kLongestWholeRow;
+           ++it) {
+        length *= s[*it];
+        these.insert(these.begin(), *it);
+      }
+      attrs["dim"] = these;
+      attrs["keepdim"] = true;
+      const Shape next = reducedShape(s, these, true);
+      alt = reducedAlt(alt, these, true);
+      cur = emit(from, from.name + "__part" + std::to_string(stage), op, {Operand{cur, {}}}, attrs,
+                 next, alt);
+      s = next;
+      for (int d : these) left.erase(std::find(left.begin(), left.end(), d));
+    }
+    // The last stage reduces what is left and drops (or keeps) every reduced dim; where a view
+    // cut a dim, the kept form is a view of the dropped one.
+    attrs["dim"] = *dims;
+    attrs["keepdim"] = keepdim && !cut;
+    const std::string last = keepdim && cut ? from.name + "__flat" : name;
+    emit(from, last, op, {Operand{cur, {}}}, attrs, reducedShape(s, *dims, keepdim && !cut),
+         reducedAlt(alt, *dims, keepdim && !cut));
+    if (last != name) {
+      emit(from, name, "reshape", {Operand{last, {}}}, {{"shape", from.shape}}, from.shape,
+           from.altShape);
+    }
+    return true;
+  }
+
+  /// loss(reduction="none") per element (per sample for cross entropy), then its reduction.
+  bool loss(const OpNode& n) {
+    const json reduction = n.attrs.value("reduction", json("mean"));
+    const std::string x = inputRef(n);
+    if (x.empty() || n.inputs.size() < 2) return false;
+    Shape each = shapeOf(x);
+    std::optional<Shape> eachAlt = altOf(x);
+    if (n.op == "cross_entropy") {
+      if (each.size() != 2) return false;
+      each = {each[0]};
+      if (eachAlt) eachAlt = Shape{(*eachAlt)[0]};
+    } else if (!n.inputs[1].isRef() || shapeOf(n.inputs[1].ref) != each) {
+      return false;  // a broadcast target: its per-element shape is not the input's
+    }
+    json attrs = n.attrs;
+    attrs["reduction"] = "none";
+    const std::string e = emit(n, n.name + "__each", n.op, n.inputs, attrs, each, eachAlt);
+    if (reduction == json("sum")) return reduceAll(n, n.name, "sum", e);
+    if (reduction == json("mean")) return reduceAll(n, n.name, "mean", e);
+    if (reduction == json("batchmean") && n.op == "kl_div" && !each.empty()) {
+      // sum / batch = mean * (elements per sample): a constant whatever the batch
+      const std::string mean = n.name + "__mean";
+      if (!reduceAll(n, mean, "mean", e)) return false;
+      const double perSample = static_cast<double>(product(each, allDims(each.size())) / each[0]);
+      emit(n, n.name, "mul", {Operand{mean, {}}, Operand{{}, perSample}}, json::object(), n.shape,
+           n.altShape);
+      return true;
+    }
+    return false;
+  }
+
+  bool reduceAll(const OpNode& from, const std::string& name, const std::string& op,
+                 const std::string& x) {
+    return reduction(from, name, op, x, json(), false);
+  }
+
+  /// |x|^p summed over `dim`, then the p-th root (p = 2: squares and a square root; p = +-inf:
+  /// the largest or smallest |x|), written as `name` with `keepdim`.
+  bool normOf(const OpNode& n, const std::string& name, const std::string& x, const json& p,
+              const json& dim, bool keepdim) {
+    const auto order = normOrder(p);
+    if (x.empty() || !order || *order == 0.0) return false;
+    const std::string base = n.name + "__";
+    if (std::isinf(*order)) {
+      const std::string a = pointwise(n, base + "abs", "abs", x);
+      return reduction(n, name, *order > 0 ? "amax" : "amin", a, dim, keepdim);
+    }
+    if (*order < 0) return false;
+    std::string powered;
+    if (*order == 1.0) {
+      powered = pointwise(n, base + "abs", "abs", x);
+    } else if (*order == 2.0) {
+      powered = pointwise(n, base + "square", "square", x);
+    } else {
+      powered = pointwise(n, base + "pow", "pow", pointwise(n, base + "abs", "abs", x),
+                          {{"exponent", *order}});
+    }
+    if (*order == 1.0) return reduction(n, name, "sum", powered, dim, keepdim);
+    if (!reduction(n, base + "sum", "sum", powered, dim, keepdim)) return false;
+    if (*order == 2.0) {
+      pointwise(n, name, "sqrt", base + "sum");
+    } else {
+      pointwise(n, name, "pow", base + "sum", {{"exponent", 1.0 / *order}});
+    }
+    return true;
+  }
+
+  bool norm(const OpNode& n) {
+    const bool vector = n.op == "linalg_vector_norm";
+    return normOf(n, n.name, inputRef(n), n.attrs.value(vector ? "ord" : "p", json(2.0)),
+                  n.attrs.value("dim", json()), n.attrs.value("keepdim", false));
+  }
+
+  /// F.normalize: x / max(||x||_p over dim, eps).
+  bool normalize(const OpNode& n) {
+    const std::string x = inputRef(n);
+    const json eps = n.attrs.value("eps", json(1e-12));
+    if (!eps.is_number()) return false;
+    const std::string norm = n.name + "__norm";
+    if (!normOf(n, norm, x, n.attrs.value("p", json(2.0)), n.attrs.value("dim", json(1)), true)) {
+      return false;
+    }
+    const std::string floor =
+        pointwise(n, n.name + "__floor", "clamp", norm, {{"min", eps}, {"max", nullptr}});
+    emit(n, n.name, "div", {Operand{x, {}}, Operand{floor, {}}}, json::object(), shapeOf(x),
+         altOf(x));
+    return true;
+  }
+};
+
+}  // namespace
+
+OpGraph rewriteForLowering(OpGraph graph) {
+  return Rewriter(graph).run();
+}
+
+}  // namespace crucible::kernel_synth

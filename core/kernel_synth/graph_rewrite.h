@@ -1,0 +1,26 @@
+#pragma once
+// Rewrites of a traced graph into the ops the lowerers take, before it is partitioned:
+// * a loss with a reduction ("mean", "sum", "batchmean") becomes its per-element loss and a
+//   reduction over everything;
+// * a norm (torch.norm, torch.linalg.vector_norm, x.norm, F.normalize) becomes the pointwise
+//   work, the sum or maximum and the root it stands for;
+// * a reduction whose rows would be longer than a row program holds in registers becomes nested
+//   reductions over fewer dims each (a dim too long by itself is first cut in two by a view).
+//   Sums, means, maxima, minima and logsumexp nest exactly: every stage reduces blocks of equal
+//   size.
+// Rewritten nodes keep the original's name, line and shape, so consumers and outputs are
+// untouched; the nodes added before them take the name with a suffix.
+
+#include <cstdint>
+
+#include "core/kernel_synth/op_graph.h"
+
+namespace crucible::kernel_synth {
+
+/// The longest row a row program holds whole in registers; longer rows of a norm are cut into
+/// parts (lower_row.cpp), those of other reductions are nested by rewriteForLowering.
+constexpr std::int64_t kLongestWholeRow = 16384;
+
+OpGraph rewriteForLowering(OpGraph graph);
+
+}  // namespace crucible::kernel_synth

@@ -1,0 +1,132 @@
+// The graph rewrites before partitioning: losses split into their per-element form and a
+// reduction, norms into sums and roots, long reductions nested, on hand-written op graphs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/kernel_synth/graph_rewrite.h"
+#include "core/kernel_synth/partition.h"
+
+namespace crucible::kernel_synth {
+namespace {
+
+using nlohmann::json;
+
+json node(const std::string& name, const std::string& op, json inputs, json shape,
+          json attrs = json::object()) {
+  return {{"name", name},   {"op", op},           {"inputs", inputs}, {"attrs", attrs},
+          {"shape", shape}, {"dtype", "float32"}, {"line", 7}};
+}
+
+json graphOf(json inputShape, json nodes, const std::string& output, json alt = json()) {
+  json g = {{"inputs",
+             {{{"name", "x"}, {"shape", inputShape}, {"dtype", "float32"}},
+              {{"name", "t"}, {"shape", inputShape}, {"dtype", "float32"}}}},
+            {"params", json::array()},
+            {"nodes", std::move(nodes)},
+            {"outputs", {output}}};
+  if (!alt.is_null()) g["alt_shapes"] = std::move(alt);
+  return g;
+}
+
+std::vector<std::string> opsOf(const OpGraph& g) {
+  std::vector<std::string> ops;
+  for (const auto& n : g.nodes) ops.push_back(n.op);
+  return ops;
+}
+
+TEST(GraphRewrite, AShortReductionStaysOneNodeWithItsDimsSpelledOut) {
+  const OpGraph g = rewriteForLowering(parseGraph(
+      graphOf({8, 100}, {node("s", "sum", {"x"}, json::array(), {{"dim", nullptr}})}, "s")));
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].attrs["dim"], json({0, 1}));
+  const Partition p = partition(g);
+  EXPECT_TRUE(p.unsupported.empty()) << p.unsupported.front();
+  EXPECT_EQ(p.groups.at(0).reduce.dims, (std::vector<int>{0, 1}));
+}
+
+TEST(GraphRewrite, ALongReductionNestsIntoStagesThatEachFitARow) {
+  // 64 x 512 x 300 positions per output: the last dim and part of the rest fit a row.
+  const OpGraph g = rewriteForLowering(parseGraph(
+      graphOf({4, 64, 512, 300},
+              {node("m", "mean", {"x"}, {4, 1, 1, 1}, {{"dim", {1, 2, 3}}, {"keepdim", true}})},
+              "m", {{"x", {5, 64, 512, 300}}, {"m", {5, 1, 1, 1}}})));
+  ASSERT_EQ(opsOf(g), (std::vector<std::string>{"mean", "mean", "mean"}));
+  EXPECT_EQ(g.nodes[0].attrs["dim"], json({3}));
+  EXPECT_EQ(g.nodes[0].shape, (Shape{4, 64, 512, 1}));
+  EXPECT_EQ(g.nodes[1].attrs["dim"], json({2}));
+  EXPECT_EQ(g.nodes[2].name, "m");
+  EXPECT_EQ(g.nodes[2].attrs["dim"], json({1, 2, 3}));
+  EXPECT_EQ(g.nodes[2].shape, (Shape{4, 1, 1, 1}));
+  EXPECT_EQ(*g.nodes[2].altShape, (Shape{5, 1, 1, 1}));
+  const Partition p = partition(g);
+  EXPECT_TRUE(p.unsupported.empty());
+  EXPECT_EQ(p.groups.size(), 3u);
+}
+
+TEST(GraphRewrite, ADimLongerThanARowIsCutByAViewAndTheKeptShapeRestored) {
+  const OpGraph g = rewriteForLowering(parseGraph(graphOf(
+      {2, 1048576}, {node("a", "amax", {"x"}, {2, 1}, {{"dim", 1}, {"keepdim", true}})}, "a")));
+  ASSERT_EQ(opsOf(g), (std::vector<std::string>{"reshape", "amax", "amax", "reshape"}));
+  EXPECT_EQ(g.nodes[0].shape, (Shape{2, 64, 16384}));
+  EXPECT_EQ(g.nodes[1].attrs["dim"], json({2}));
+  EXPECT_EQ(g.nodes[2].attrs["dim"], json({1, 2}));
+  EXPECT_EQ(g.nodes[2].shape, (Shape{2}));
+  EXPECT_EQ(g.nodes[3].name, "a");
+  EXPECT_EQ(g.nodes[3].shape, (Shape{2, 1}));
+}
+
+TEST(GraphRewrite, ALongPrimeDimStaysAsTracedForTheLowererToRefuse) {
+  const OpGraph g = rewriteForLowering(
+      parseGraph(graphOf({2, 1000003}, {node("s", "sum", {"x"}, {2}, {{"dim", 1}})}, "s")));
+  ASSERT_EQ(opsOf(g), std::vector<std::string>{"sum"});
+  EXPECT_EQ(g.nodes[0].attrs["dim"], json(1));
+}
+
+TEST(GraphRewrite, ALossWithAReductionIsItsPerElementLossAndAMean) {
+  const OpGraph g = rewriteForLowering(parseGraph(graphOf(
+      {16, 40}, {node("l", "huber_loss", {"x", "t"}, json::array(), {{"delta", 0.5}})}, "l")));
+  ASSERT_EQ(opsOf(g), (std::vector<std::string>{"huber_loss", "mean"}));
+  EXPECT_EQ(g.nodes[0].attrs["reduction"], "none");
+  EXPECT_EQ(g.nodes[0].shape, (Shape{16, 40}));
+  EXPECT_EQ(g.nodes[1].name, "l");
+  EXPECT_TRUE(g.nodes[1].shape.empty());
+  const Partition p = partition(g);
+  ASSERT_TRUE(p.unsupported.empty()) << p.unsupported.front();
+  EXPECT_EQ(p.groups.size(), 1u);  // the loss fuses into the reduction's row program
+}
+
+TEST(GraphRewrite, KlDivergencesBatchMeanIsAMeanTimesTheElementsPerSample) {
+  const OpGraph g = rewriteForLowering(parseGraph(graphOf(
+      {16, 40}, {node("k", "kl_div", {"x", "t"}, json::array(), {{"reduction", "batchmean"}})},
+      "k")));
+  ASSERT_EQ(opsOf(g), (std::vector<std::string>{"kl_div", "mean", "mul"}));
+  EXPECT_EQ(g.nodes[2].inputs[1].number, 40.0);
+}
+
+TEST(GraphRewrite, NormsBecomeTheirSumsAndRoots) {
+  const OpGraph fro = rewriteForLowering(
+      parseGraph(graphOf({8, 30}, {node("n", "norm", {"x"}, json::array(), {{"p", "fro"}})}, "n")));
+  EXPECT_EQ(opsOf(fro), (std::vector<std::string>{"square", "sum", "sqrt"}));
+  const OpGraph l3 = rewriteForLowering(parseGraph(graphOf(
+      {8, 30},
+      {node("n", "linalg_vector_norm", {"x"}, {8}, {{"ord", 3}, {"dim", 1}, {"keepdim", false}})},
+      "n")));
+  EXPECT_EQ(opsOf(l3), (std::vector<std::string>{"abs", "pow", "sum", "pow"}));
+  EXPECT_DOUBLE_EQ(l3.nodes[3].attrs["exponent"].get<double>(), 1.0 / 3.0);
+  const OpGraph unit = rewriteForLowering(parseGraph(
+      graphOf({8, 30}, {node("u", "normalize", {"x"}, {8, 30}, {{"p", 2.0}, {"dim", 1}})}, "u")));
+  EXPECT_EQ(opsOf(unit), (std::vector<std::string>{"square", "sum", "sqrt", "clamp", "div"}));
+  EXPECT_EQ(unit.nodes[1].shape, (Shape{8, 1}));
+  EXPECT_TRUE(partition(unit).unsupported.empty());
+}
+
+TEST(GraphRewrite, AMatrixNormIsLeftForTheLowererToName) {
+  const OpGraph g = rewriteForLowering(
+      parseGraph(graphOf({8, 30}, {node("n", "norm", {"x"}, json::array(), {{"p", "nuc"}})}, "n")));
+  ASSERT_EQ(opsOf(g), std::vector<std::string>{"norm"});
+  EXPECT_EQ(partition(g).unsupported, std::vector<std::string>{"line 7: norm"});
+}
+
+}  // namespace
+}  // namespace crucible::kernel_synth
