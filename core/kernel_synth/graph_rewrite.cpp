@@ -128,6 +128,7 @@ class Rewriter {
     }
     if (op == "norm" || op == "linalg_vector_norm") return norm(n);
     if (op == "normalize") return normalize(n);
+    if (op == "stack") return stack(n);
     if ((op == "max" || op == "min") && n.attrs.value("dim", json()).is_null()) {
       return reduction(n, n.name, op == "max" ? "amax" : "amin", inputRef(n), json(),
                        n.attrs.value("keepdim", false));
@@ -289,6 +290,29 @@ class Rewriter {
     const bool vector = n.op == "linalg_vector_norm";
     return normOf(n, n.name, inputRef(n), n.attrs.value(vector ? "ord" : "p", json(2.0)),
                   n.attrs.value("dim", json()), n.attrs.value("keepdim", false));
+  }
+
+  /// torch.stack: each piece given the new dim by a view, then their concatenation.
+  bool stack(const OpNode& n) {
+    const json& d = n.attrs.value("dim", json(0));
+    const int rank = static_cast<int>(n.shape.size());
+    if (!d.is_number_integer() || rank == 0) return false;
+    const int dim = (d.get<int>() % rank + rank) % rank;
+    std::vector<Operand> pieces;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string x = n.inputs[i].ref;
+      if (x.empty()) return false;
+      Shape s = shapeOf(x);
+      std::optional<Shape> alt = altOf(x);
+      if (dim > static_cast<int>(s.size())) return false;
+      s.insert(s.begin() + dim, 1);
+      if (alt) alt->insert(alt->begin() + dim, 1);
+      pieces.push_back({emit(n, n.name + "__piece" + std::to_string(i), "unsqueeze", {{x, {}}},
+                             {{"dim", dim}}, s, alt),
+                        {}});
+    }
+    emit(n, n.name, "cat", pieces, {{"dim", dim}}, n.shape, n.altShape);
+    return true;
   }
 
   /// F.normalize: x / max(||x||_p over dim, eps).

@@ -4,6 +4,7 @@
 //   reduction over everything;
 // * a norm (torch.norm, torch.linalg.vector_norm, x.norm, F.normalize) becomes the pointwise
 //   work, the sum or maximum and the root it stands for;
+// * torch.stack becomes views of its pieces with the new dim, and their concatenation;
 // * a reduction whose rows would be longer than a row program holds in registers becomes nested
 //   reductions over fewer dims each (a dim too long by itself is first cut in two by a view).
 //   Sums, means, maxima, minima and logsumexp nest exactly: every stage reduces blocks of equal

@@ -6,14 +6,59 @@
 
 namespace crucible::kernel_synth {
 
+namespace {
+
+/// A concatenation's value at the element: each piece is loaded where it lies (its load masked
+/// to its range along the dim), and the element takes the one whose range holds it.
+std::optional<std::string> concatenation(const OpGraph& g, const OpNode& n, GroupState& st,
+                                         const HostContext& host, std::string& why) {
+  const int rank = static_cast<int>(n.shape.size());
+  int dim = n.attrs.value("dim", 0);
+  if (dim < 0) dim += rank;
+  std::int64_t start = 0;
+  std::vector<std::pair<std::int64_t, std::string>> pieces;  // (stop, kernel variable)
+  for (const auto& in : n.inputs) {
+    const Shape s = in.isRef() ? shapeOfValue(g, in.ref) : Shape{};
+    if (static_cast<int>(s.size()) != rank || dim < 0 || dim >= rank || st.inside(in.ref)) {
+      why = "cat of a piece that is not a tensor of the output's rank (line " +
+            std::to_string(n.line) + ")";
+      return std::nullopt;
+    }
+    if (s[dim] == 0) continue;  // torch.cat skips empty pieces
+    const std::string x = st.piece(in.ref, host.value(in.ref), dim, start, start + s[dim]);
+    start += s[dim];
+    pieces.emplace_back(start, x);
+  }
+  if (pieces.empty()) {
+    why = "cat of empty pieces";
+    return std::nullopt;
+  }
+  std::string e = pieces.back().second;
+  for (auto it = pieces.rbegin() + 1; it != pieces.rend(); ++it) {
+    e = "tl.where(c" + std::to_string(dim) + " < " + std::to_string(it->first) + ", " + it->second +
+        ", " + e + ")";
+  }
+  return e;
+}
+
+}  // namespace
+
 std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string& why) {
   const auto& [g, group, index, t, host] = in;
   GroupState st(g, group);
   const int rank = static_cast<int>(group.domain.size());
   const std::string dom = "_dom" + std::to_string(index);
   std::string body;
+  bool concatenates = false;  // a cat needs the element's coordinates: no flat kernel
   for (int ni : group.nodes) {
     const OpNode& n = g.nodes[ni];
+    if (n.op == "cat") {
+      auto e = concatenation(g, n, st, host, why);
+      if (!e) return std::nullopt;
+      body += statement(n, *e);
+      concatenates = true;
+      continue;
+    }
     std::vector<std::string> args;
     for (std::size_t k = 0; k < n.inputs.size(); ++k) {
       std::string view;
@@ -55,7 +100,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
   // strided gathers its loads are unit-stride, which CPUs vectorise and GPUs coalesce for free.
   const std::string dense = name + "_dense";
   KernelSignature denseSig;
-  if (!ops.empty()) {
+  if (!ops.empty() && !concatenates) {
     denseSig.addPointers(ops, group.stores, var);
     denseSig.add("n_elements", "_n");
     denseSig.constexprs({"BLOCK"});
@@ -95,7 +140,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
     h << indent << n << "[(triton.cdiv(_n, " << t.block << "),)](" << join(s.args, ", ")
       << ", BLOCK=" << t.block << launchOptions(t) << ")\n";
   };
-  if (ops.empty()) {
+  if (ops.empty() || concatenates) {
     launch(kHost, name, sig);
   } else {
     std::vector<std::string> views;

@@ -78,6 +78,15 @@ std::string GroupState::operand(const Operand& o, bool rowSpace, const std::stri
   return k.arg;
 }
 
+std::string GroupState::piece(const std::string& ref, const std::string& hostView, int dim,
+                              std::int64_t start, std::int64_t stop) {
+  const std::string key = ref + "#piece" + std::to_string(start);
+  KernelOperand k{ref, hostView, "x" + std::to_string(loads_.size()), false, dim, start, stop};
+  order_.push_back(key);
+  loads_[key] = k;
+  return k.arg;
+}
+
 std::vector<KernelOperand> GroupState::operands() const {
   std::vector<KernelOperand> out;
   for (const auto& key : order_) out.push_back(loads_.at(key));
@@ -164,9 +173,17 @@ std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops
   std::string lines;
   for (const auto& o : ops) {
     std::vector<std::string> terms;
-    for (std::size_t d = 0; d < coords.size(); ++d)
-      terms.push_back(coords[d] + " * " + o.arg + "_s" + std::to_string(d));
-    lines += loadLine(g, o, join(terms, " + "), mask);
+    std::string within = mask;
+    for (std::size_t d = 0; d < coords.size(); ++d) {
+      std::string c = coords[d];
+      if (static_cast<int>(d) == o.pieceDim) {
+        within += " & (" + c + " >= " + std::to_string(o.pieceStart) + ") & (" + c + " < " +
+                  std::to_string(o.pieceStop) + ")";
+        c = "(" + c + " - " + std::to_string(o.pieceStart) + ")";
+      }
+      terms.push_back(c + " * " + o.arg + "_s" + std::to_string(d));
+    }
+    lines += loadLine(g, o, join(terms, " + "), within);
   }
   return lines;
 }

@@ -39,6 +39,10 @@ struct KernelOperand {
   std::string hostView;   // Python expression of the broadcast view passed to the kernel
   std::string arg;        // kernel parameter name
   bool rowSpace = false;  // row programs: read once per row
+  // A piece of a concatenation: it covers [pieceStart, pieceStop) of the output along pieceDim,
+  // and is read there at the coordinate minus pieceStart.
+  int pieceDim = -1;
+  std::int64_t pieceStart = 0, pieceStop = 0;
 };
 
 /// The shared bookkeeping of a group: values it computes, operands it reads.
@@ -48,6 +52,9 @@ class GroupState {
   bool inside(const std::string& name) const { return inside_.count(name) > 0; }
   /// The kernel variable of an operand, registering an external load when needed.
   std::string operand(const Operand& o, bool rowSpace, const std::string& hostView);
+  /// The kernel variable of a concatenation's piece (KernelOperand's piece fields).
+  std::string piece(const std::string& ref, const std::string& hostView, int dim,
+                    std::int64_t start, std::int64_t stop);
   std::vector<KernelOperand> operands() const;
 
  private:

@@ -26,7 +26,7 @@ const std::set<std::string> kPointwise = {"relu",       "sigmoid",    "tanh",
                                           "selu",       "relu6",      "softsign",
                                           "logsigmoid", "tanhshrink", "hardshrink",
                                           "softshrink", "celu",       "huber_loss",
-                                          "l1_loss"};
+                                          "l1_loss",    "full"};
 const std::set<std::string> kRow = {
     "sum",           "mean",       "amax",       "amin",         "max",
     "min",           "argmax",     "argmin",     "logsumexp",    "softmax",
@@ -41,6 +41,13 @@ const std::set<std::string> kView = {"transpose", "permute",    "reshape", "flat
 
 bool training(const OpNode& n) {
   return n.attrs.value("training", json(false)) == json(true);
+}
+
+bool hasCat(const FusionGroup& g, const OpGraph& graph) {
+  for (int i : g.nodes) {
+    if (graph.nodes[i].op == "cat") return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -79,6 +86,15 @@ OpKind opKind(const OpNode& node) {
   if (op == "cross_entropy") {
     return node.attrs.value("reduction", json("mean")) == json("none") ? OpKind::Row
                                                                        : OpKind::Unsupported;
+  }
+  if (op == "cat") {
+    // Pieces along a dim that grows with the batch would need their offsets from the batch.
+    const json& d = node.attrs.value("dim", json());
+    const int rank = static_cast<int>(node.shape.size());
+    if (!d.is_number_integer() || rank == 0) return OpKind::Unsupported;
+    const int dim = (d.get<int>() % rank + rank) % rank;
+    const bool follows = node.altShape && (*node.altShape)[dim] != node.shape[dim];
+    return follows ? OpKind::Unsupported : OpKind::Pointwise;
   }
   if (kPointwise.count(op)) return OpKind::Pointwise;
   if (kRow.count(op)) return OpKind::Row;
@@ -204,6 +220,7 @@ Partition partition(const OpGraph& graph) {
       std::string what = n.op == "unknown" ? n.attrs.value("target", std::string("?")) : n.op;
       if (n.attrs.contains("reduction")) what += " (reduction=" + n.attrs["reduction"].dump() + ")";
       if (n.op == "instance_norm") what += " (with running statistics)";
+      if (n.op == "cat") what += " along the batch's dimension";
       p.unsupported.push_back(where + what);
       continue;
     }
@@ -219,7 +236,9 @@ Partition partition(const OpGraph& graph) {
     } else if (kind == OpKind::Conv) {
       g = startGroup(GroupKind::Conv, i, n.shape);
     } else if (kind == OpKind::Pointwise) {
-      const int last = latestProducer(n);
+      // A cat reads its pieces at shifted coordinates, so it starts a group (its pieces are
+      // stored first); what follows it on its shape fuses after it.
+      const int last = n.op == "cat" ? -1 : latestProducer(n);
       if (last >= 0) {
         FusionGroup& lg = p.groups[last];
         const bool fits =
@@ -250,7 +269,7 @@ Partition partition(const OpGraph& graph) {
         FusionGroup& lg = p.groups[last];
         if (lg.kind == GroupKind::Row && lg.domain == domain && lg.reduce == *r) {
           g = last;
-        } else if (lg.kind == GroupKind::Pointwise && lg.domain == domain) {
+        } else if (lg.kind == GroupKind::Pointwise && lg.domain == domain && !hasCat(lg, graph)) {
           lg.kind = GroupKind::Row;  // the pointwise work runs inside the row program
           lg.reduce = *r;
           g = last;

@@ -222,6 +222,14 @@ std::optional<std::string> binaryExpr(const std::string& op, const json& at,
 std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std::string>& a,
                                          std::string& why) {
   const std::string& op = n.op;
+  if (op == "full") {  // one value everywhere; a store broadcasts it over the block
+    const json& v = n.attrs.value("value", json());
+    if (!v.is_number()) {
+      why = "a fill with a value that is not a number";
+      return std::nullopt;
+    }
+    return floatLiteral(v.get<double>());
+  }
   if (a.empty()) {
     why = op + " without operands";
     return std::nullopt;

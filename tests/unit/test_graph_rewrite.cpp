@@ -128,5 +128,31 @@ TEST(GraphRewrite, AMatrixNormIsLeftForTheLowererToName) {
   EXPECT_EQ(partition(g).unsupported, std::vector<std::string>{"line 7: norm"});
 }
 
+TEST(GraphRewrite, StackIsViewsWithTheNewDimAndACatOfThem) {
+  const OpGraph g = rewriteForLowering(parseGraph(
+      graphOf({8, 30}, {node("s", "stack", {"x", "t"}, {8, 2, 30}, {{"dim", 1}})}, "s")));
+  ASSERT_EQ(opsOf(g), (std::vector<std::string>{"unsqueeze", "unsqueeze", "cat"}));
+  EXPECT_EQ(g.nodes[0].shape, (Shape{8, 1, 30}));
+  EXPECT_EQ(g.nodes[2].inputs[1].ref, g.nodes[1].name);
+  EXPECT_TRUE(partition(g).unsupported.empty());
+}
+
+TEST(GraphRewrite, ACatAlongTheBatchIsNamedAndOneElsewhereStartsAGroup) {
+  const json alt = {{"x", {9, 30}}, {"t", {9, 30}}, {"c", {18, 30}}, {"r", {18, 30}}};
+  const OpGraph alongBatch = parseGraph(
+      graphOf({8, 30}, {node("c", "cat", {"x", "t"}, {16, 30}, {{"dim", 0}})}, "c", alt));
+  EXPECT_EQ(partition(alongBatch).unsupported,
+            std::vector<std::string>{"line 7: cat along the batch's dimension"});
+  const OpGraph alongFeatures = parseGraph(graphOf(
+      {8, 30},
+      {node("e", "exp", {"x"}, {8, 30}), node("c", "cat", {"e", "t"}, {8, 60}, {{"dim", 1}}),
+       node("r", "relu", {"c"}, {8, 60})},
+      "r"));
+  const Partition p = partition(alongFeatures);
+  ASSERT_TRUE(p.unsupported.empty());
+  ASSERT_EQ(p.groups.size(), 2u);  // exp stored for the cat to read; relu fused after it
+  EXPECT_EQ(p.groups[1].nodes, (std::vector<int>{1, 2}));
+}
+
 }  // namespace
 }  // namespace crucible::kernel_synth

@@ -405,7 +405,8 @@ import torch.nn.functional as F
 
 class Model(nn.Module):
     """The graph shapes real references use: a GLU over chunk's halves, a channel shuffle
-    written with size arithmetic, dropout that draws nothing, a ModuleList nest, two outputs."""
+    written with size arithmetic, dropout that draws nothing, a ModuleList nest, cat and stack
+    with a fill, two outputs."""
 
     def __init__(self, groups=3):
         super().__init__()
@@ -420,7 +421,9 @@ class Model(nn.Module):
         n, c, h, w = img.size()
         shuffled = img.view(n, self.groups, c // self.groups, h, w).transpose(1, 2)
         first, rest = torch.split(shuffled.reshape(n, -1, h, w), [2, c - 2], dim=1)
-        return gated, F.dropout(torch.tanh(rest) * first.sum(1, keepdim=True), p=0.0)
+        padded = torch.relu(torch.cat([gated, torch.ones_like(gated[:, :3])], dim=1))
+        pair = torch.stack([padded, padded * 0.5], dim=-1)
+        return pair, F.dropout(torch.tanh(rest) * first.sum(1, keepdim=True), p=0.0)
 
 
 batch_size = 5

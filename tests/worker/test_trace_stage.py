@@ -61,6 +61,13 @@ def trace(tmp_path, source):
     return trace_stage.run({"reference_path": str(path), "seed": 42}, Recorder())
 
 
+def nodes_ending_with(tmp_path, lines):
+    """The traced nodes of REFERENCE with forward's last line replaced by `lines`."""
+    facts = trace(tmp_path, REFERENCE.replace("return torch.softmax(y - z, dim=-1), x.T", lines))
+    assert facts["error"] is None
+    return facts["graph"]["nodes"]
+
+
 def test_graph_has_canonical_ops_shapes_lines_and_parameters(tmp_path):
     facts = trace(tmp_path, REFERENCE)
     assert facts["error"] is None
@@ -201,12 +208,9 @@ def test_basic_indexing_is_an_index_view_with_its_key(tmp_path):
 
 
 def test_dropout_that_draws_nothing_is_the_identity_and_random_dropout_is_named(tmp_path):
-    facts = trace(tmp_path, REFERENCE.replace(
-        "return torch.softmax(y - z, dim=-1), x.T",
-        "a = F.dropout(y, p=0.0) + nn.functional.dropout(y, 0.4, training=False)\n"
-        "        return F.dropout(a, 0.1), x.T"))
-    assert facts["error"] is None
-    nodes = facts["graph"]["nodes"]
+    nodes = nodes_ending_with(
+        tmp_path, "a = F.dropout(y, p=0.0) + nn.functional.dropout(y, 0.4, training=False)\n"
+        "        return F.dropout(a, 0.1), x.T")
     assert [n["op"] for n in nodes].count("identity") == 2
     (random_one,) = [n for n in nodes if n["op"] == "unknown"]
     assert "random mask" in random_one["attrs"]["target"] and random_one["line"] == 21
@@ -228,15 +232,11 @@ def test_a_dropout_module_follows_its_mode(tmp_path):
 
 
 def test_split_pieces_are_index_views_and_size_arithmetic_stays_on_the_host(tmp_path):
-    facts = trace(tmp_path, REFERENCE.replace(
-        "return torch.softmax(y - z, dim=-1), x.T",
-        "n, d = y.shape\n"
-        "        a, b, c = torch.split(y, [3, d - 5, 2], dim=1)\n"
-        "        p, q, r = y.chunk(3, -1)\n"
-        "        u = y.reshape(n, 2, d // 2).unbind(1)\n"
-        "        return a, b, c, p, q, r, u[1]"))
-    assert facts["error"] is None
-    nodes = facts["graph"]["nodes"]
+    nodes = nodes_ending_with(tmp_path, "n, d = y.shape\n"
+                              "        a, b, c = torch.split(y, [3, d - 5, 2], dim=1)\n"
+                              "        p, q, r = y.chunk(3, -1)\n"
+                              "        u = y.reshape(n, 2, d // 2).unbind(1)\n"
+                              "        return a, b, c, p, q, r, u[1]")
     keys = [n["attrs"]["key"] for n in nodes if n["op"] == "index"]
     assert keys == [":, 0:3", ":, 3:6", ":, 6:8", ":, 0:3", ":, 3:6", ":, 6:8", ":, 1"]
     assert [n["shape"] for n in nodes if n["op"] == "index"][1] == [4, 3]
@@ -245,7 +245,16 @@ def test_split_pieces_are_index_views_and_size_arithmetic_stays_on_the_host(tmp_
 
 
 def test_a_split_along_the_batch_is_named(tmp_path):
-    facts = trace(tmp_path, REFERENCE.replace(
-        "return torch.softmax(y - z, dim=-1), x.T", "a, b = y.chunk(2)\n        return a + b"))
-    assert [n["attrs"]["target"] for n in facts["graph"]["nodes"] if n["op"] == "unknown"] == [
+    nodes = nodes_ending_with(tmp_path, "a, b = y.chunk(2)\n        return a + b")
+    assert [n["attrs"]["target"] for n in nodes if n["op"] == "unknown"] == [
         "chunk along dim 0 (the batch)"]
+
+
+def test_cat_stack_and_fills_keep_their_pieces_in_order(tmp_path):
+    nodes = nodes_ending_with(tmp_path, "c = torch.cat([y, torch.zeros_like(y), x], dim=-1)\n"
+                              "        return torch.stack((c, c), 1), torch.full_like(x, 2.5)")
+    by_op = {n["op"]: n for n in reversed(nodes)}  # the first of each op
+    assert by_op["cat"]["inputs"][1:] == [by_op["full"]["name"], "x"]
+    assert by_op["cat"]["attrs"] == {"dim": -1} and by_op["cat"]["shape"] == [4, 24]
+    assert by_op["stack"]["inputs"] == [by_op["cat"]["name"]] * 2
+    assert [n["attrs"]["value"] for n in nodes if n["op"] == "full"] == [0.0, 2.5]

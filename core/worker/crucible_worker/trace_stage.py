@@ -165,7 +165,7 @@ ALIASES = {
     "sigmoid_": "sigmoid", "tanh_": "tanh", "clamp_": "clamp", "hardtanh_": "hardtanh",
     "leaky_relu_": "leaky_relu", "elu_": "elu", "silu_": "silu", "type_as": "to_dtype",
     "addmm": "addmm", "expand": "expand", "float": "to_dtype", "log_sigmoid": "logsigmoid",
-    "split_with_sizes": "split",
+    "split_with_sizes": "split", "concat": "cat", "concatenate": "cat",
 }
 
 # Dropout in every spelling: (input, p, training) by position. It is the identity where it draws
@@ -178,6 +178,11 @@ DROPOUTS = {
     "feature_alpha_dropout": ["input", "p", "training"],
     "feature_dropout": ["input", "p", "train"], "native_dropout": ["input", "p", "train"],
 }
+
+# Tensors made of one value (`torch.zeros_like(x)`, `torch.ones(n, c)`): a fill, whatever their
+# shape arguments, since the traced shape is the node's.
+FILLS = {"zeros_like": 0.0, "ones_like": 1.0, "zeros": 0.0, "ones": 1.0, "full_like": None,
+         "full": None}
 
 # Operations that split a tensor into pieces along a dim: the pieces become basic-index views.
 SPLITS = {"chunk": ["input", "chunks", "dim"], "split": ["input", "split_size", "dim"],
@@ -662,6 +667,22 @@ class _Converter:
         if op in SPLITS:
             self._split(node, op, args, kwargs)
             return
+        if op in FILLS:
+            value = FILLS[op]
+            if value is None:  # full / full_like: the value is an argument
+                value = kwargs.get("fill_value", args[1] if len(args) > 1 else None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self._emit(node, "full", [], {"value": value})
+                return
+        if op in ("cat", "stack"):
+            bound = dict(zip(["tensors", "dim"], args))
+            bound.update(kwargs)
+            tensors = bound.get("tensors")
+            if isinstance(tensors, (list, tuple)) and all(
+                    isinstance(t, torch.fx.Node) for t in tensors):
+                self._emit(node, op, [self._operand(t) for t in tensors],
+                           {"dim": bound.get("dim", 0)})
+                return
         if op in ("reshape", "permute") and len(args) > 2:
             args = (args[0], list(args[1:]))  # x.view(a, b) -> reshape(x, [a, b])
         tuple_op = op in ("max", "min") and self._dim_given(args, kwargs)
