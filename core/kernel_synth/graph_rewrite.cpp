@@ -13,7 +13,7 @@ namespace {
 
 const std::set<std::string> kLosses = {"mse_loss",   "smooth_l1_loss", "kl_div",
                                        "huber_loss", "l1_loss",        "cross_entropy"};
-const std::set<std::string> kNestable = {"sum", "mean", "amax", "amin", "logsumexp"};
+const std::set<std::string> kNestable = {"sum", "mean", "amax", "amin", "logsumexp", "prod"};
 
 std::int64_t product(const Shape& s, const std::vector<int>& dims) {
   std::int64_t p = 1;
@@ -129,6 +129,7 @@ class Rewriter {
     if (op == "norm" || op == "linalg_vector_norm") return norm(n);
     if (op == "normalize") return normalize(n);
     if (op == "stack") return stack(n);
+    if (op == "diag") return diag(n);
     if ((op == "max" || op == "min") && n.attrs.value("dim", json()).is_null()) {
       return reduction(n, n.name, op == "max" ? "amax" : "amin", inputRef(n), json(),
                        n.attrs.value("keepdim", false));
@@ -312,6 +313,23 @@ class Rewriter {
                         {}});
     }
     emit(n, n.name, "cat", pieces, {{"dim", dim}}, n.shape, n.altShape);
+    return true;
+  }
+
+  /// torch.diag: of a vector, the matrix with it on the diagonal; of a matrix, its diagonal
+  /// (a view).
+  bool diag(const OpNode& n) {
+    const std::string x = inputRef(n);
+    const json& k = n.attrs.value("diagonal", json(0));
+    if (x.empty() || !k.is_number_integer()) return false;
+    const std::size_t rank = shapeOf(x).size();
+    if (rank == 1 && k == json(0)) {
+      emit(n, n.name, "diag_embed", n.inputs, {{"diagonal", 0}}, n.shape, n.altShape);
+      return true;
+    }
+    if (rank != 2) return false;
+    emit(n, n.name, "diagonal", n.inputs, {{"offset", k}, {"dim1", 0}, {"dim2", 1}}, n.shape,
+         n.altShape);
     return true;
   }
 

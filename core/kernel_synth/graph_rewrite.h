@@ -7,8 +7,8 @@
 // * torch.stack becomes views of its pieces with the new dim, and their concatenation;
 // * a reduction whose rows would be longer than a row program holds in registers becomes nested
 //   reductions over fewer dims each (a dim too long by itself is first cut in two by a view).
-//   Sums, means, maxima, minima and logsumexp nest exactly: every stage reduces blocks of equal
-//   size.
+//   Sums, means, maxima, minima, products and logsumexp nest exactly: every stage reduces blocks of
+//   equal size.
 // Rewritten nodes keep the original's name, line and shape, so consumers and outputs are
 // untouched; the nodes added before them take the name with a suffix.
 

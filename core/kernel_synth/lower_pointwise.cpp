@@ -25,7 +25,8 @@ std::optional<std::string> concatenation(const OpGraph& g, const OpNode& n, Grou
       return std::nullopt;
     }
     if (s[dim] == 0) continue;  // torch.cat skips empty pieces
-    const std::string x = st.piece(in.ref, host.value(in.ref), dim, start, start + s[dim]);
+    const std::string x =
+        st.operandAt(in.ref, host.value(in.ref), ReadAt{dim, start, start + s[dim], {}});
     start += s[dim];
     pieces.emplace_back(start, x);
   }
@@ -41,6 +42,51 @@ std::optional<std::string> concatenation(const OpGraph& g, const OpNode& n, Grou
   return e;
 }
 
+/// A flip: the operand read at the mirrored coordinate along each flipped dim.
+std::optional<std::string> flipped(const OpNode& n, GroupState& st, const HostContext& host,
+                                   const std::string& dom, std::string& why) {
+  const int rank = static_cast<int>(n.shape.size());
+  const nlohmann::json& dims = n.attrs.value("dims", nlohmann::json());
+  ReadAt at;
+  for (const auto& d : dims.is_array() ? dims : nlohmann::json::array({dims})) {
+    if (!d.is_number_integer() || rank == 0) break;
+    const int dim = (d.get<int>() % rank + rank) % rank;
+    if (n.altShape && (*n.altShape)[dim] != n.shape[dim]) {
+      why = "flip along the batch's dimension (line " + std::to_string(n.line) + ")";
+      return std::nullopt;
+    }
+    at.reversed.emplace_back(dim, n.shape[dim]);
+  }
+  if (n.inputs.empty() || !n.inputs[0].isRef() || st.inside(n.inputs[0].ref) ||
+      at.reversed.empty()) {
+    why = "flip of a value it cannot read (line " + std::to_string(n.line) + ")";
+    return std::nullopt;
+  }
+  return st.operandAt(n.inputs[0].ref, broadcastTo(host, n.inputs[0].ref, dom), at);
+}
+
+/// tril / triu / a diagonal matrix: the operand where the element's column minus its row keeps
+/// it (the last two dims), zero elsewhere.
+std::optional<std::string> triangular(const OpNode& n, GroupState& st, const HostContext& host,
+                                      const std::string& dom, std::string& why) {
+  const int rank = static_cast<int>(n.shape.size());
+  const nlohmann::json& k = n.attrs.value("diagonal", nlohmann::json(0));
+  if (rank < 2 || !k.is_number_integer() || n.inputs.empty() || !n.inputs[0].isRef()) {
+    why = n.op + " of a value it cannot read (line " + std::to_string(n.line) + ")";
+    return std::nullopt;
+  }
+  const std::string& x = n.inputs[0].ref;
+  // diag_embed's vector lies along the last dim; its matrix repeats it on every row
+  const std::string view = n.op == "diag_embed"
+                               ? host.value(x) + ".unsqueeze(-2).expand(" + dom + ")"
+                               : broadcastTo(host, x, dom);
+  const std::string v = st.operand(n.inputs[0], false, st.inside(x) ? "" : view);
+  const std::string offset =
+      "(c" + std::to_string(rank - 1) + " - c" + std::to_string(rank - 2) + ")";
+  const std::string keep = n.op == "tril" ? " <= " : n.op == "triu" ? " >= " : " == ";
+  return "tl.where(" + offset + keep + std::to_string(k.get<int>()) + ", " + v + ", 0.0)";
+}
+
 }  // namespace
 
 std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string& why) {
@@ -49,11 +95,13 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
   const int rank = static_cast<int>(group.domain.size());
   const std::string dom = "_dom" + std::to_string(index);
   std::string body;
-  bool concatenates = false;  // a cat needs the element's coordinates: no flat kernel
+  bool concatenates = false;  // ops that read by coordinates: no flat kernel
   for (int ni : group.nodes) {
     const OpNode& n = g.nodes[ni];
-    if (n.op == "cat") {
-      auto e = concatenation(g, n, st, host, why);
+    if (readsByCoordinates(n.op)) {
+      auto e = n.op == "cat"    ? concatenation(g, n, st, host, why)
+               : n.op == "flip" ? flipped(n, st, host, dom, why)
+                                : triangular(n, st, host, dom, why);
       if (!e) return std::nullopt;
       body += statement(n, *e);
       concatenates = true;

@@ -136,7 +136,12 @@ class RowLowering : private GroupLowering {
     // kernel takes only what its statistics read.
     statsSig_ = looped_ ? signature(before_ + norm_->input, false, true) : KernelSignature{};
     mainSig_ = signature("", true, looped_);
-    const std::string kernels = looped_ ? partKernels() : wholeRowKernel();
+    std::string kernels = looped_ ? partKernels() : wholeRowKernel();
+    // tl.reduce's combine function for a product, defined before the kernel that names it
+    if (namesVariable(kernels, "_multiply")) {
+      kernels = "@triton.jit\ndef _multiply(a, b):\n" + std::string(kBody) + "return a * b\n\n\n" +
+                kernels;
+    }
     return LoweredGroup{
         kernels, hostLines(),
         "group " + std::to_string(index) + " row program [" + nodeList(g, group) + "] over dim " +

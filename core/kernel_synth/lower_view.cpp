@@ -38,6 +38,9 @@ std::optional<LoweredGroup> lowerView(const LoweringInput& in, std::string& why)
       return std::nullopt;
     }
     e = x + "[" + key + "]";
+  } else if (n.op == "diagonal") {
+    e = x + ".diagonal(" + at.value("offset", json(0)).dump() + ", " +
+        at.value("dim1", json(0)).dump() + ", " + at.value("dim2", json(1)).dump() + ")";
   } else if (n.op == "contiguous") {
     e = x;  // kernels address operands through their strides
   } else {  // reshape, flatten, unsqueeze, squeeze: the traced result's shape

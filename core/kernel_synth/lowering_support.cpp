@@ -72,16 +72,16 @@ std::string GroupState::operand(const Operand& o, bool rowSpace, const std::stri
   const std::string key = o.ref + (rowSpace ? "#row" : "");
   auto it = loads_.find(key);
   if (it != loads_.end()) return it->second.arg;
-  KernelOperand k{o.ref, hostView, "x" + std::to_string(loads_.size()), rowSpace};
+  KernelOperand k{o.ref, hostView, "x" + std::to_string(loads_.size()), rowSpace, {}};
   order_.push_back(key);
   loads_[key] = k;
   return k.arg;
 }
 
-std::string GroupState::piece(const std::string& ref, const std::string& hostView, int dim,
-                              std::int64_t start, std::int64_t stop) {
-  const std::string key = ref + "#piece" + std::to_string(start);
-  KernelOperand k{ref, hostView, "x" + std::to_string(loads_.size()), false, dim, start, stop};
+std::string GroupState::operandAt(const std::string& ref, const std::string& hostView,
+                                  const ReadAt& at) {
+  const std::string key = ref + "#at" + std::to_string(loads_.size());
+  KernelOperand k{ref, hostView, "x" + std::to_string(loads_.size()), false, at};
   order_.push_back(key);
   loads_[key] = k;
   return k.arg;
@@ -176,10 +176,13 @@ std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops
     std::string within = mask;
     for (std::size_t d = 0; d < coords.size(); ++d) {
       std::string c = coords[d];
-      if (static_cast<int>(d) == o.pieceDim) {
-        within += " & (" + c + " >= " + std::to_string(o.pieceStart) + ") & (" + c + " < " +
-                  std::to_string(o.pieceStop) + ")";
-        c = "(" + c + " - " + std::to_string(o.pieceStart) + ")";
+      for (const auto& [dim, extent] : o.at.reversed) {
+        if (dim == static_cast<int>(d)) c = "(" + std::to_string(extent - 1) + " - " + c + ")";
+      }
+      if (static_cast<int>(d) == o.at.pieceDim) {
+        within += " & (" + c + " >= " + std::to_string(o.at.pieceStart) + ") & (" + c + " < " +
+                  std::to_string(o.at.pieceStop) + ")";
+        c = "(" + c + " - " + std::to_string(o.at.pieceStart) + ")";
       }
       terms.push_back(c + " * " + o.arg + "_s" + std::to_string(d));
     }

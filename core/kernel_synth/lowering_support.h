@@ -33,16 +33,23 @@ std::string statement(const OpNode& n, const std::string& expr);
 /// An integer or list attribute as `n` ints (one int repeated; `fallback` where it is missing).
 std::vector<int> intList(const nlohmann::json& v, std::size_t n, int fallback);
 
+/// Where an operand is read relative to the element's coordinates, for the ops that read at
+/// other coordinates: a concatenation's piece covers [pieceStart, pieceStop) of the output along
+/// pieceDim and is read at the coordinate minus pieceStart; a flip reads dim d of extent e at
+/// e - 1 - the coordinate.
+struct ReadAt {
+  int pieceDim = -1;
+  std::int64_t pieceStart = 0, pieceStop = 0;
+  std::vector<std::pair<int, std::int64_t>> reversed;  // (dim, extent)
+};
+
 /// A tensor operand read by a kernel: a pointer argument plus one stride per domain dimension.
 struct KernelOperand {
   std::string value;      // graph value
   std::string hostView;   // Python expression of the broadcast view passed to the kernel
   std::string arg;        // kernel parameter name
   bool rowSpace = false;  // row programs: read once per row
-  // A piece of a concatenation: it covers [pieceStart, pieceStop) of the output along pieceDim,
-  // and is read there at the coordinate minus pieceStart.
-  int pieceDim = -1;
-  std::int64_t pieceStart = 0, pieceStop = 0;
+  ReadAt at;              // pointwise groups: read at other coordinates than the element's
 };
 
 /// The shared bookkeeping of a group: values it computes, operands it reads.
@@ -52,9 +59,8 @@ class GroupState {
   bool inside(const std::string& name) const { return inside_.count(name) > 0; }
   /// The kernel variable of an operand, registering an external load when needed.
   std::string operand(const Operand& o, bool rowSpace, const std::string& hostView);
-  /// The kernel variable of a concatenation's piece (KernelOperand's piece fields).
-  std::string piece(const std::string& ref, const std::string& hostView, int dim,
-                    std::int64_t start, std::int64_t stop);
+  /// The kernel variable of an operand read at other coordinates (always a load of its own).
+  std::string operandAt(const std::string& ref, const std::string& hostView, const ReadAt& at);
   std::vector<KernelOperand> operands() const;
 
  private:

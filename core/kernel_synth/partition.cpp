@@ -26,31 +26,36 @@ const std::set<std::string> kPointwise = {"relu",       "sigmoid",    "tanh",
                                           "selu",       "relu6",      "softsign",
                                           "logsigmoid", "tanhshrink", "hardshrink",
                                           "softshrink", "celu",       "huber_loss",
-                                          "l1_loss",    "full"};
+                                          "l1_loss",    "full",       "flip",
+                                          "tril",       "triu",       "diag_embed"};
 const std::set<std::string> kRow = {
-    "sum",           "mean",       "amax",       "amin",         "max",
-    "min",           "argmax",     "argmin",     "logsumexp",    "softmax",
-    "log_softmax",   "layer_norm", "cumsum",     "cumprod",      "cosine_similarity",
-    "cross_entropy", "var",        "group_norm", "instance_norm"};
+    "sum",           "mean",       "amax",       "amin",          "max",
+    "min",           "argmax",     "argmin",     "logsumexp",     "softmax",
+    "log_softmax",   "layer_norm", "cumsum",     "cumprod",       "cosine_similarity",
+    "cross_entropy", "var",        "group_norm", "instance_norm", "prod"};
 const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
 const std::set<std::string> kConv = {
     "conv1d",     "conv2d",     "conv_transpose1d", "conv_transpose2d",    "max_pool1d",
     "max_pool2d", "avg_pool1d", "avg_pool2d",       "adaptive_avg_pool1d", "adaptive_avg_pool2d"};
 const std::set<std::string> kView = {"transpose", "permute",    "reshape", "flatten", "unsqueeze",
-                                     "squeeze",   "contiguous", "t",       "index"};
+                                     "squeeze",   "contiguous", "t",       "index",   "diagonal"};
 
 bool training(const OpNode& n) {
   return n.attrs.value("training", json(false)) == json(true);
 }
 
-bool hasCat(const FusionGroup& g, const OpGraph& graph) {
+bool hasCoordinateReads(const FusionGroup& g, const OpGraph& graph) {
   for (int i : g.nodes) {
-    if (graph.nodes[i].op == "cat") return true;
+    if (readsByCoordinates(graph.nodes[i].op)) return true;
   }
   return false;
 }
 
 }  // namespace
+
+bool readsByCoordinates(const std::string& op) {
+  return op == "cat" || op == "flip" || op == "tril" || op == "triu" || op == "diag_embed";
+}
 
 const char* groupKindName(GroupKind kind) {
   switch (kind) {
@@ -169,7 +174,8 @@ std::optional<RowReduction> rowReduction(const OpNode& node, const OpGraph& grap
   } else {
     r.dims = dimsOf(node.attrs.value("dim", json()), rank);
     // Several dims at once only where the result does not depend on an order within the row.
-    static const std::set<std::string> multi = {"sum", "mean", "amax", "amin", "var", "logsumexp"};
+    static const std::set<std::string> multi = {"sum", "mean",      "amax", "amin",
+                                                "var", "logsumexp", "prod"};
     if (r.dims.empty() || (r.dims.size() > 1 && !multi.count(op))) return std::nullopt;
   }
   return r;
@@ -236,9 +242,9 @@ Partition partition(const OpGraph& graph) {
     } else if (kind == OpKind::Conv) {
       g = startGroup(GroupKind::Conv, i, n.shape);
     } else if (kind == OpKind::Pointwise) {
-      // A cat reads its pieces at shifted coordinates, so it starts a group (its pieces are
-      // stored first); what follows it on its shape fuses after it.
-      const int last = n.op == "cat" ? -1 : latestProducer(n);
+      // A cat, flip, ... reads by coordinates, so it starts a group (what it reads is stored
+      // first); what follows it on its shape fuses after it.
+      const int last = readsByCoordinates(n.op) ? -1 : latestProducer(n);
       if (last >= 0) {
         FusionGroup& lg = p.groups[last];
         const bool fits =
@@ -269,7 +275,8 @@ Partition partition(const OpGraph& graph) {
         FusionGroup& lg = p.groups[last];
         if (lg.kind == GroupKind::Row && lg.domain == domain && lg.reduce == *r) {
           g = last;
-        } else if (lg.kind == GroupKind::Pointwise && lg.domain == domain && !hasCat(lg, graph)) {
+        } else if (lg.kind == GroupKind::Pointwise && lg.domain == domain &&
+                   !hasCoordinateReads(lg, graph)) {
           lg.kind = GroupKind::Row;  // the pointwise work runs inside the row program
           lg.reduce = *r;
           g = last;

@@ -16,6 +16,10 @@ namespace crucible::kernel_synth {
 enum class GroupKind { View, Pointwise, Row, Matmul, Conv };
 const char* groupKindName(GroupKind kind);
 
+/// Pointwise ops that read by the element's coordinates (cat, flip, tril, triu, diag_embed):
+/// each starts a pointwise group of its own, which no row program absorbs.
+bool readsByCoordinates(const std::string& op);
+
 /// What an op is to the partitioner; Unsupported ops make the graph unlowerable.
 enum class OpKind { Meta, View, Pointwise, Row, Matmul, Conv, Unsupported };
 OpKind opKind(const OpNode& node);

@@ -100,6 +100,10 @@ std::optional<std::string> rowOpLines(const OpNode& n, const std::vector<std::st
     return b + v + " = tl.cumsum(tl.where(fmask, " + x +
            ", 0.0).to(tl.float64), axis=1).to(tl.float32)" + where;
   }
+  if (op == "prod") {  // in fp64: a product of thousands of factors drifts in fp32
+    return b + v + " = tl.reduce(tl.where(fmask, " + x +
+           ", 1.0).to(tl.float64), 1, _multiply)[:, None].to(tl.float32)" + where;
+  }
   if (op == "cumprod") {  // in fp64 too: a scan multiplies in another order than torch
     return b + v + " = tl.cumprod(tl.where(fmask, " + x +
            ", 1.0).to(tl.float64), axis=1).to(tl.float32)" + where;

@@ -468,12 +468,43 @@ def get_init_inputs():
 '''
 
 
+SCANS_AND_PRODUCTS = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Reverse, exclusive and masked scans, a product reduction, triangular and diagonal
+    operands around matrix products, and einsum's matrix products."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, mask, a, b, d, t):
+        rev = x.flip(1).cumsum(1).flip(1)
+        excl = torch.cat([torch.zeros_like(x[:, :1]), torch.cumsum(x, 1)[:, :-1]], dim=1)
+        scans = rev + excl + torch.cumsum(x * mask, dim=1) * torch.prod(1.0 + 0.01 * x, 1, True)
+        tri = torch.tril(a @ b) + torch.triu(a @ b, diagonal=1) + torch.diag(d) @ b
+        e = torch.einsum("bijl,lk->bijk", t, b) + torch.einsum("ik,jk->ij", a, b)
+        return scans, tri + torch.diag(a), e
+
+
+def get_inputs():
+    return [torch.randn(6, 300), torch.rand(6, 300) > 0.5, torch.randn(40, 40), torch.randn(40, 40),
+            torch.randn(40), torch.randn(2, 3, 40, 40)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
 # Reference modules written the way outside references are, by what each covers; `marker` is a
 # line the first candidate must hold (the form the case is about).
 REAL_REFERENCES = {
     "graph_shapes": (GRAPH_SHAPES, "[:, 0:16]"),
     # 28,000 elements: the Frobenius norm's sum is nested into stages
     "losses_and_norms": (LOSSES_AND_NORMS, "norm__part1"),
+    "scans_and_products": (SCANS_AND_PRODUCTS, "_multiply"),
 }
 
 

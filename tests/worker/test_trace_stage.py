@@ -258,3 +258,22 @@ def test_cat_stack_and_fills_keep_their_pieces_in_order(tmp_path):
     assert by_op["cat"]["attrs"] == {"dim": -1} and by_op["cat"]["shape"] == [4, 24]
     assert by_op["stack"]["inputs"] == [by_op["cat"]["name"]] * 2
     assert [n["attrs"]["value"] for n in nodes if n["op"] == "full"] == [0.0, 2.5]
+
+
+def test_einsums_that_are_matrix_products_are_matmuls_and_others_are_named(tmp_path):
+    nodes = nodes_ending_with(tmp_path, "w = torch.einsum('ik,jk->ij', y, y)\n"
+                              "        v = torch.einsum('bi,ij->bj', w, x)\n"
+                              "        return v, torch.einsum('bi,bi->b', x, x)")
+    ops = [n["op"] for n in nodes]
+    assert ops[-4:] == ["transpose", "matmul", "matmul", "unknown"]
+    assert nodes[-3]["inputs"][1] == nodes[-4]["name"] and nodes[-4]["shape"] == [8, 4]
+    assert nodes[-1]["attrs"]["target"] == "einsum 'bi,bi->b'"
+
+
+def test_scans_triangles_and_diagonals_have_their_attributes(tmp_path):
+    nodes = nodes_ending_with(tmp_path, "a = torch.tril(y.T @ y, -1) + y.T.matmul(y).triu()\n"
+                              "        return x.flip(1, 0), torch.diag(a), a.prod(dim=1)")
+    by_op = {n["op"]: n["attrs"] for n in nodes}
+    assert by_op["tril"] == {"diagonal": -1} and by_op["triu"] == {"diagonal": 0}
+    assert by_op["flip"] == {"dims": [1, 0]} and by_op["diag"] == {"diagonal": 0}
+    assert by_op["prod"] == {"dim": 1, "keepdim": False}

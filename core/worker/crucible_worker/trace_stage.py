@@ -66,6 +66,9 @@ SIGNATURES = {
     "logsumexp": ["input", "dim", "keepdim"],
     "var": ["input", "dim", "unbiased", "keepdim"],
     "cumsum": ["input", "dim"], "cumprod": ["input", "dim"],
+    "prod": ["input", "dim", "keepdim"],
+    "flip": ["input", "dims"], "tril": ["input", "diagonal"], "triu": ["input", "diagonal"],
+    "diag": ["input", "diagonal"], "diagonal": ["input", "offset", "dim1", "dim2"],
     "norm": ["input", "p", "dim", "keepdim"],
     "linalg_vector_norm": ["input", "ord", "dim", "keepdim"],
     "normalize": ["input", "p", "dim", "eps"],
@@ -131,6 +134,8 @@ DEFAULTS = {
     "norm": {"p": "fro", "dim": None, "keepdim": False},
     "linalg_vector_norm": {"ord": 2, "dim": None, "keepdim": False},
     "normalize": {"p": 2.0, "dim": 1, "eps": 1e-12},
+    "prod": {"dim": None, "keepdim": False}, "tril": {"diagonal": 0}, "triu": {"diagonal": 0},
+    "diag": {"diagonal": 0}, "diagonal": {"offset": 0, "dim1": 0, "dim2": 1},
     "kl_div": {"reduction": "mean", "log_target": False},
     "cosine_similarity": {"dim": 1, "eps": 1e-8},
     "flatten": {"start_dim": 0, "end_dim": -1}, "squeeze": {"dim": None},
@@ -462,6 +467,31 @@ def _flat(value):
     return [value]
 
 
+def _einsum_as_matmul(equation, operands):
+    """"plain" or "transposed" when `equation` over two operands is torch.matmul of the first
+    by the second (or by the second with its last two dims swapped); None otherwise."""
+    if len(operands) != 2 or "->" not in equation or "." in equation:
+        return None
+    inputs, out = equation.split("->")
+    if inputs.count(",") != 1:
+        return None
+    a, b = inputs.split(",")
+    contracted = (set(a) & set(b)) - set(out)
+    if len(contracted) != 1 or not a or a[-1] not in contracted or len(b) < 2:
+        return None
+    k = a[-1]
+    batch_b = b[:-2]
+    if batch_b and batch_b != a[:len(batch_b)] or len(set(a)) != len(a) or len(set(b)) != len(b):
+        return None
+    if batch_b and len(a) != len(b):
+        return None
+    if b[-2] == k and out == a[:-1] + b[-1]:
+        return "plain"
+    if b[-1] == k and out == a[:-1] + b[-2]:
+        return "transposed"
+    return None
+
+
 def _host_value(value):
     """A size the forward computed, as the traced run saw it (a node's `host_value`)."""
     if isinstance(value, torch.fx.Node):
@@ -674,6 +704,9 @@ class _Converter:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 self._emit(node, "full", [], {"value": value})
                 return
+        if op == "einsum":
+            self._einsum(node, args)
+            return
         if op in ("cat", "stack"):
             bound = dict(zip(["tensors", "dim"], args))
             bound.update(kwargs)
@@ -683,7 +716,7 @@ class _Converter:
                 self._emit(node, op, [self._operand(t) for t in tensors],
                            {"dim": bound.get("dim", 0)})
                 return
-        if op in ("reshape", "permute") and len(args) > 2:
+        if op in ("reshape", "permute", "flip") and len(args) > 2:
             args = (args[0], list(args[1:]))  # x.view(a, b) -> reshape(x, [a, b])
         tuple_op = op in ("max", "min") and self._dim_given(args, kwargs)
         signature = SIGNATURES.get(op)
@@ -750,6 +783,29 @@ class _Converter:
         prefix = ":, " * dim
         keys = [prefix + (str(b) if op == "unbind" else f"{b[0]}:{b[1]}") for b in bounds]
         self.pieces[node] = (source, keys, _line_of(node, self.path))
+
+    def _einsum(self, node, args):
+        """A two-operand einsum that is a matrix product (`bijl,lk->bijk`, `bik,bkj->bij`,
+        `ik,jk->ij`): matmul, with the second operand transposed by a view where its contracted
+        index comes last. Other equations stay unknown, named with the equation."""
+        operands = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) \
+            else list(args[1:])
+        equation = args[0].replace(" ", "") if isinstance(args[0], str) else ""
+        plan = _einsum_as_matmul(equation, operands)
+        if plan is None or not all(isinstance(o, torch.fx.Node) for o in operands):
+            self._emit(node, "unknown", self._values_in(operands),
+                       {"target": f"einsum {equation!r}"})
+            return
+        a, b = (self._operand(o) for o in operands)
+        if plan == "transposed":
+            shape, dtype = self._meta(operands[1])
+            name = node.name + "__bt"
+            self.nodes.append({"name": name, "op": "transpose", "inputs": [b],
+                               "attrs": {"dim0": -2, "dim1": -1},
+                               "shape": shape[:-2] + shape[-2:][::-1], "dtype": dtype,
+                               "line": _line_of(node, self.path)})
+            b = name
+        self._emit(node, "matmul", [a, b], {})
 
     @staticmethod
     def _dim_given(args, kwargs):
