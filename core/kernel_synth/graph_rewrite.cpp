@@ -11,8 +11,11 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kLosses = {"mse_loss",   "smooth_l1_loss", "kl_div",
-                                       "huber_loss", "l1_loss",        "cross_entropy"};
+const std::set<std::string> kLosses = {"mse_loss", "smooth_l1_loss", "kl_div",  "huber_loss",
+                                       "l1_loss",  "cross_entropy",  "nll_loss"};
+// Losses written here in terms of other ops, per sample or per element, then reduced.
+const std::set<std::string> kComposedLosses = {"triplet_margin_loss", "cosine_embedding_loss",
+                                               "hinge_embedding_loss"};
 const std::set<std::string> kNestable = {"sum", "mean", "amax", "amin", "logsumexp", "prod"};
 
 std::int64_t product(const Shape& s, const std::vector<int>& dims) {
@@ -94,6 +97,11 @@ class Rewriter {
     if (const auto* v = out_.value(name)) return v->shape;
     return {};
   }
+  std::string dtypeOf(const std::string& name) const {
+    if (const auto* n = out_.node(name)) return n->dtype;
+    if (const auto* v = out_.value(name)) return v->dtype;
+    return {};
+  }
   std::optional<Shape> altOf(const std::string& name) const {
     if (const auto* n = out_.node(name)) return n->altShape;
     if (const auto* v = out_.value(name)) return v->altShape;
@@ -126,6 +134,12 @@ class Rewriter {
     if (kLosses.count(op) && n.attrs.value("reduction", json("mean")) != json("none")) {
       return loss(n);
     }
+    if (kComposedLosses.count(op)) return composedLoss(n);
+    if (op == "pairwise_distance") {
+      return distance(n, n.name, n.inputs, n.attrs.value("p", json(2.0)),
+                      n.attrs.value("eps", json(1e-6)), n.attrs.value("keepdim", false));
+    }
+    if (op == "scaled_dot_product_attention") return attention(n);
     if (op == "norm" || op == "linalg_vector_norm") return norm(n);
     if (op == "normalize") return normalize(n);
     if (op == "stack") return stack(n);
@@ -227,7 +241,7 @@ class Rewriter {
     if (x.empty() || n.inputs.size() < 2) return false;
     Shape each = shapeOf(x);
     std::optional<Shape> eachAlt = altOf(x);
-    if (n.op == "cross_entropy") {
+    if (n.op == "cross_entropy" || n.op == "nll_loss") {
       if (each.size() != 2) return false;
       each = {each[0]};
       if (eachAlt) eachAlt = Shape{(*eachAlt)[0]};
@@ -291,6 +305,144 @@ class Rewriter {
     const bool vector = n.op == "linalg_vector_norm";
     return normOf(n, n.name, inputRef(n), n.attrs.value(vector ? "ord" : "p", json(2.0)),
                   n.attrs.value("dim", json()), n.attrs.value("keepdim", false));
+  }
+
+  Operand ref(const std::string& name) const { return Operand{name, {}}; }
+  static Operand number(double v) { return Operand{{}, v}; }
+
+  /// A pointwise node over `inputs`, on the shape of the first value among them.
+  std::string op(const OpNode& from, const std::string& name, const std::string& what,
+                 std::vector<Operand> inputs, json attrs = json::object(),
+                 const std::string& dtype = "") {
+    std::string shaped;
+    for (const auto& in : inputs) {
+      if (in.isRef() && shaped.empty()) shaped = in.ref;
+    }
+    emit(from, name, what, std::move(inputs), std::move(attrs), shapeOf(shaped), altOf(shaped));
+    if (!dtype.empty()) out_.nodes.back().dtype = dtype;
+    return name;
+  }
+
+  /// ||x1 - x2 + eps||_p over the last dim (F.pairwise_distance), written as `name`.
+  bool distance(const OpNode& n, const std::string& name, const std::vector<Operand>& pair,
+                const json& p, const json& eps, bool keepdim) {
+    if (pair.size() < 2 || !pair[0].isRef() || !pair[1].isRef() || !eps.is_number()) return false;
+    const std::string base = name + "__";
+    const std::string d = op(n, base + "diff", "sub", {pair[0], pair[1]});
+    const std::string shifted = op(n, base + "shifted", "add", {ref(d), number(eps.get<double>())});
+    return normOf(n, name, shifted, p, json(-1), keepdim);
+  }
+
+  /// Triplet margin, cosine embedding and hinge embedding losses per sample (per element for
+  /// the hinge), then their reduction.
+  bool composedLoss(const OpNode& n) {
+    const json reduction = n.attrs.value("reduction", json("mean"));
+    if (reduction != json("none") && reduction != json("mean") && reduction != json("sum")) {
+      return false;
+    }
+    const std::string each = reduction == json("none") ? n.name : n.name + "__each";
+    const std::string base = n.name + "__";
+    const json margin = n.attrs.value("margin", json(n.op == "hinge_embedding_loss" ? 1.0 : 0.0));
+    if (!margin.is_number() || n.inputs.size() < 2) return false;
+    const double m = margin.get<double>();
+    if (n.op == "triplet_margin_loss") {
+      if (n.inputs.size() < 3 || n.attrs.value("swap", false)) return false;
+      const json p = n.attrs.value("p", json(2.0)), eps = n.attrs.value("eps", json(1e-6));
+      if (!distance(n, base + "dap", {n.inputs[0], n.inputs[1]}, p, eps, false) ||
+          !distance(n, base + "dan", {n.inputs[0], n.inputs[2]}, p, eps, false)) {
+        return false;
+      }
+      const std::string gap = op(n, base + "gap", "sub", {ref(base + "dap"), ref(base + "dan")});
+      const std::string shifted = op(n, base + "margin", "add", {ref(gap), number(m)});
+      op(n, each, "clamp", {ref(shifted)}, {{"min", 0.0}, {"max", nullptr}});
+    } else if (n.op == "cosine_embedding_loss") {
+      if (n.inputs.size() < 3 || !n.inputs[2].isRef()) return false;
+      const std::string x1 = inputRef(n);
+      if (x1.empty() || !n.inputs[1].isRef() || shapeOf(x1).size() != 2) return false;
+      const Shape perSample = {shapeOf(x1)[0]};
+      std::optional<Shape> alt;
+      if (const auto a = altOf(x1)) alt = Shape{(*a)[0]};
+      const std::string cos = emit(n, base + "cos", "cosine_similarity", {n.inputs[0], n.inputs[1]},
+                                   {{"dim", 1}, {"eps", 1e-8}}, perSample, alt);
+      // torch: 1 - cos where the target is 1, max(0, cos - margin) where it is -1, else 0
+      const std::string pos = op(n, base + "pos", "sub", {number(1.0), ref(cos)});
+      const std::string neg =
+          op(n, base + "neg", "clamp", {ref(op(n, base + "less", "sub", {ref(cos), number(m)}))},
+             {{"min", 0.0}, {"max", nullptr}});
+      const std::string y = n.inputs[2].ref;
+      const std::string isPos = op(n, base + "is_pos", "eq", {ref(y), number(1.0)}, {}, "bool");
+      const std::string isNeg = op(n, base + "is_neg", "eq", {ref(y), number(-1.0)}, {}, "bool");
+      const std::string a = op(n, base + "a", "where", {ref(isPos), ref(pos), number(0.0)});
+      const std::string b = op(n, base + "b", "where", {ref(isNeg), ref(neg), number(0.0)});
+      op(n, each, "add", {ref(a), ref(b)});
+    } else {  // hinge_embedding_loss, per element
+      const std::string x = inputRef(n);
+      if (x.empty() || !n.inputs[1].isRef()) return false;
+      const std::string y = n.inputs[1].ref;
+      const std::string room =
+          op(n, base + "room", "clamp", {ref(op(n, base + "short", "sub", {number(m), ref(x)}))},
+             {{"min", 0.0}, {"max", nullptr}});
+      const std::string notPos = op(n, base + "not_pos", "ne", {ref(y), number(1.0)}, {}, "bool");
+      const std::string notNeg = op(n, base + "not_neg", "ne", {ref(y), number(-1.0)}, {}, "bool");
+      const std::string a = op(n, base + "a", "where", {ref(notPos), ref(room), number(0.0)});
+      const std::string b = op(n, base + "b", "where", {ref(notNeg), ref(x), number(0.0)});
+      emit(n, each, "add", {ref(a), ref(b)}, json::object(), shapeOf(x), altOf(x));
+    }
+    if (reduction == json("none")) return true;
+    return reduceAll(n, n.name, reduction == json("sum") ? "sum" : "mean", each);
+  }
+
+  /// F.scaled_dot_product_attention: softmax(q k^T * scale [+ mask]) v, the causal form masking
+  /// the upper triangle with -inf.
+  bool attention(const OpNode& n) {
+    if (n.inputs.size() < 3) return false;
+    const json dropout = n.attrs.value("dropout_p", json(0.0));
+    if (!dropout.is_number() || dropout.get<double>() != 0.0) return false;
+    for (int i = 0; i < 3; ++i) {
+      if (!n.inputs[i].isRef()) return false;
+    }
+    const std::string q = n.inputs[0].ref, k = n.inputs[1].ref, v = n.inputs[2].ref;
+    const Shape qs = shapeOf(q), ks = shapeOf(k);
+    if (qs.size() < 2 || ks.size() < 2) return false;
+    const json scaleAttr = n.attrs.value("scale", json());
+    const double scale = scaleAttr.is_number() ? scaleAttr.get<double>()
+                                               : 1.0 / std::sqrt(static_cast<double>(qs.back()));
+    const std::string base = n.name + "__";
+    auto swapped = [](Shape s) {
+      std::swap(s[s.size() - 1], s[s.size() - 2]);
+      return s;
+    };
+    std::optional<Shape> kAlt = altOf(k), qAlt = altOf(q);
+    const std::string kt =
+        emit(n, base + "kt", "transpose", {ref(k)}, {{"dim0", -2}, {"dim1", -1}}, swapped(ks),
+             kAlt ? std::optional<Shape>(swapped(*kAlt)) : std::nullopt);
+    Shape ss = qs;
+    ss.back() = ks[ks.size() - 2];
+    std::optional<Shape> sAlt;
+    if (qAlt && kAlt) {
+      sAlt = *qAlt;
+      sAlt->back() = (*kAlt)[kAlt->size() - 2];
+    }
+    std::string s = emit(n, base + "scores", "matmul", {ref(q), ref(kt)}, json::object(), ss, sAlt);
+    s = op(n, base + "scaled", "mul", {ref(s), number(scale)});
+    if (n.attrs.value("is_causal", false)) {
+      s = op(n, base + "causal", "tril", {ref(s)},
+             {{"diagonal", 0}, {"fill", -std::numeric_limits<double>::infinity()}});
+    }
+    if (n.inputs.size() > 3 && n.inputs[3].isRef()) {
+      // a boolean mask keeps where it is true; any other is added to the scores
+      const std::string mask = n.inputs[3].ref;
+      const std::vector<Operand> inputs =
+          dtypeOf(mask) == "bool"
+              ? std::vector<Operand>{ref(mask), ref(s),
+                                     number(-std::numeric_limits<double>::infinity())}
+              : std::vector<Operand>{ref(s), ref(mask)};
+      s = emit(n, base + "masked", dtypeOf(mask) == "bool" ? "where" : "add", inputs,
+               json::object(), shapeOf(s), altOf(s));
+    }
+    const std::string p = op(n, base + "weights", "softmax", {ref(s)}, {{"dim", -1}});
+    emit(n, n.name, "matmul", {ref(p), ref(v)}, json::object(), n.shape, n.altShape);
+    return true;
   }
 
   /// torch.stack: each piece given the new dim by a view, then their concatenation.

@@ -4,6 +4,9 @@
 //   reduction over everything;
 // * a norm (torch.norm, torch.linalg.vector_norm, x.norm, F.normalize) becomes the pointwise
 //   work, the sum or maximum and the root it stands for;
+// * F.scaled_dot_product_attention becomes q k^T, its scale, its mask (causal: -inf above the
+//   diagonal), a softmax and the product with v; triplet margin, cosine embedding and hinge
+//   embedding losses and F.pairwise_distance become pointwise ops, norms and a reduction;
 // * torch.stack becomes views of its pieces with the new dim, and their concatenation;
 // * a reduction whose rows would be longer than a row program holds in registers becomes nested
 //   reductions over fewer dims each (a dim too long by itself is first cut in two by a view).

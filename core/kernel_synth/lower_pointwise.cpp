@@ -84,7 +84,10 @@ std::optional<std::string> triangular(const OpNode& n, GroupState& st, const Hos
   const std::string offset =
       "(c" + std::to_string(rank - 1) + " - c" + std::to_string(rank - 2) + ")";
   const std::string keep = n.op == "tril" ? " <= " : n.op == "triu" ? " >= " : " == ";
-  return "tl.where(" + offset + keep + std::to_string(k.get<int>()) + ", " + v + ", 0.0)";
+  // what lies outside: zero, or (a causal mask over attention scores) another value
+  const nlohmann::json& fill = n.attrs.value("fill", nlohmann::json(0.0));
+  return "tl.where(" + offset + keep + std::to_string(k.get<int>()) + ", " + v + ", " +
+         floatLiteral(fill.is_number() ? fill.get<double>() : 0.0) + ")";
 }
 
 }  // namespace

@@ -180,7 +180,8 @@ class RowLowering : private GroupLowering {
     std::vector<std::string> args;
     for (std::size_t k = 0; k < n.inputs.size(); ++k) {
       const Operand& in = n.inputs[k];
-      const bool target = n.op == "cross_entropy" && k == 1;  // one class index per row
+      // one class index per row
+      const bool target = (n.op == "cross_entropy" || n.op == "nll_loss") && k == 1;
       const bool inRow = pointwise ? rowNode : target;
       if (!pointwise && !rowOpReads(n, k)) {
         args.push_back("None");
@@ -315,6 +316,9 @@ class RowLowering : private GroupLowering {
   /// The address of `p`'s element at the current position (its row's only, `rowOnly`).
   std::string address(const std::string& p, bool rowOnly, const std::string& pointer) const {
     std::vector<std::string> terms = {pointer};
+    // A reduction over every dim has one row and no row coordinates; its addresses still span
+    // the program's ROWS, as its values do.
+    if (layout_.rowDims.empty()) terms.push_back("rows * 0");
     if (flatColumns_ && !rowOnly) {
       // the row's own dims, then the columns: one run of addresses, or coordinate by coordinate
       std::vector<std::string> cols;
@@ -335,8 +339,6 @@ class RowLowering : private GroupLowering {
       if (rowOnly && !kept(d)) continue;
       terms.push_back(layout_.coord(d) + " * " + p + "_s" + std::to_string(d));
     }
-    // A reduction over every dim has one row: its value's address is still a [ROWS, 1] block.
-    if (terms.size() == 1) terms.push_back("rows * 0");
     return join(terms, " + ");
   }
 

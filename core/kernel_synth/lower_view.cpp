@@ -33,7 +33,7 @@ std::optional<LoweredGroup> lowerView(const LoweringInput& in, std::string& why)
   } else if (n.op == "index") {
     // Basic indexing only (the trace stage writes ints, constant slices, None and ...).
     const std::string key = at.value("key", std::string());
-    if (key.empty() || key.find_first_not_of("0123456789-:, .Noe") != std::string::npos) {
+    if (key.empty() || key.find_first_not_of("0123456789-:, .None") != std::string::npos) {
       why = "indexing with " + (key.empty() ? std::string("a computed key") : key);
       return std::nullopt;
     }
@@ -41,6 +41,8 @@ std::optional<LoweredGroup> lowerView(const LoweringInput& in, std::string& why)
   } else if (n.op == "diagonal") {
     e = x + ".diagonal(" + at.value("offset", json(0)).dump() + ", " +
         at.value("dim1", json(0)).dump() + ", " + at.value("dim2", json(1)).dump() + ")";
+  } else if (n.op == "expand" || n.op == "expand_as") {
+    e = x + ".expand(" + host.shape(n.shape, n.altShape) + ")";
   } else if (n.op == "contiguous") {
     e = x;  // kernels address operands through their strides
   } else {  // reshape, flatten, unsqueeze, squeeze: the traced result's shape

@@ -1,5 +1,7 @@
 #include "core/kernel_synth/op_graph.h"
 
+#include <cmath>
+
 namespace crucible::kernel_synth {
 
 using nlohmann::json;
@@ -25,7 +27,11 @@ std::optional<Shape> altShapeOf(const json& graph, const std::string& name) {
 
 Operand operandOf(const json& j) {
   Operand o;
-  if (j.is_string()) {
+  // JSON has no infinities: the trace stage writes them (a mask's -inf fill) as text, which no
+  // value name can be.
+  if (j == json("inf") || j == json("-inf") || j == json("nan")) {
+    o.number = j == json("nan") ? std::nan("") : j == json("inf") ? HUGE_VAL : -HUGE_VAL;
+  } else if (j.is_string()) {
     o.ref = j.get<std::string>();
   } else if (j.is_number()) {
     o.number = j.get<double>();

@@ -10,24 +10,27 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kPointwise = {"relu",       "sigmoid",    "tanh",
-                                          "exp",        "log",        "sqrt",
-                                          "rsqrt",      "abs",        "neg",
-                                          "silu",       "hardswish",  "hardsigmoid",
-                                          "erf",        "log1p",      "expm1",
-                                          "square",     "reciprocal", "gelu",
-                                          "leaky_relu", "elu",        "softplus",
-                                          "hardtanh",   "clamp",      "pow",
-                                          "to_dtype",   "add",        "sub",
-                                          "mul",        "div",        "maximum",
-                                          "minimum",    "mse_loss",   "smooth_l1_loss",
-                                          "kl_div",     "batch_norm", "identity",
-                                          "sin",        "cos",        "mish",
-                                          "selu",       "relu6",      "softsign",
-                                          "logsigmoid", "tanhshrink", "hardshrink",
-                                          "softshrink", "celu",       "huber_loss",
-                                          "l1_loss",    "full",       "flip",
-                                          "tril",       "triu",       "diag_embed"};
+const std::set<std::string> kPointwise = {"relu",       "sigmoid",     "tanh",
+                                          "exp",        "log",         "sqrt",
+                                          "rsqrt",      "abs",         "neg",
+                                          "silu",       "hardswish",   "hardsigmoid",
+                                          "erf",        "log1p",       "expm1",
+                                          "square",     "reciprocal",  "gelu",
+                                          "leaky_relu", "elu",         "softplus",
+                                          "hardtanh",   "clamp",       "pow",
+                                          "to_dtype",   "add",         "sub",
+                                          "mul",        "div",         "maximum",
+                                          "minimum",    "mse_loss",    "smooth_l1_loss",
+                                          "kl_div",     "batch_norm",  "identity",
+                                          "sin",        "cos",         "mish",
+                                          "selu",       "relu6",       "softsign",
+                                          "logsigmoid", "tanhshrink",  "hardshrink",
+                                          "softshrink", "celu",        "huber_loss",
+                                          "l1_loss",    "full",        "flip",
+                                          "tril",       "triu",        "diag_embed",
+                                          "eq",         "ne",          "gt",
+                                          "ge",         "lt",          "le",
+                                          "where",      "masked_fill", "logical_not"};
 const std::set<std::string> kRow = {
     "sum",           "mean",       "amax",       "amin",          "max",
     "min",           "argmax",     "argmin",     "logsumexp",     "softmax",
@@ -37,8 +40,9 @@ const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
 const std::set<std::string> kConv = {
     "conv1d",     "conv2d",     "conv_transpose1d", "conv_transpose2d",    "max_pool1d",
     "max_pool2d", "avg_pool1d", "avg_pool2d",       "adaptive_avg_pool1d", "adaptive_avg_pool2d"};
-const std::set<std::string> kView = {"transpose", "permute",    "reshape", "flatten", "unsqueeze",
-                                     "squeeze",   "contiguous", "t",       "index",   "diagonal"};
+const std::set<std::string> kView = {"transpose", "permute",  "reshape",    "flatten",
+                                     "unsqueeze", "squeeze",  "contiguous", "t",
+                                     "index",     "diagonal", "expand",     "expand_as"};
 
 bool training(const OpNode& n) {
   return n.attrs.value("training", json(false)) == json(true);
@@ -88,9 +92,11 @@ OpKind opKind(const OpNode& node) {
     return node.attrs.value("reduction", json("mean")) == json("none") ? OpKind::Pointwise
                                                                        : OpKind::Unsupported;
   }
-  if (op == "cross_entropy") {
-    return node.attrs.value("reduction", json("mean")) == json("none") ? OpKind::Row
-                                                                       : OpKind::Unsupported;
+  if (op == "cross_entropy" || op == "nll_loss") {
+    const bool weighted = op == "nll_loss" && node.inputs.size() > 2 && !node.inputs[2].isNone();
+    return node.attrs.value("reduction", json("mean")) == json("none") && !weighted
+               ? OpKind::Row
+               : OpKind::Unsupported;
   }
   if (op == "cat") {
     // Pieces along a dim that grows with the batch would need their offsets from the batch.
@@ -168,7 +174,7 @@ std::optional<RowReduction> rowReduction(const OpNode& node, const OpGraph& grap
       r.splitDim = 1;
       r.splitParts = g;
     }
-  } else if (op == "cross_entropy") {
+  } else if (op == "cross_entropy" || op == "nll_loss") {
     if (rank != 2) return std::nullopt;
     r.dims = {1};
   } else {

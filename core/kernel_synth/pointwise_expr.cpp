@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace crucible::kernel_synth {
 
@@ -181,6 +182,14 @@ std::optional<std::string> binaryExpr(const std::string& op, const json& at,
     return x(0) + (op == "add" ? " + " : " - ") + other;
   }
   if (op == "mul") return x(0) + " * " + x(1);
+  static const std::map<std::string, std::string> comparisons = {
+      {"eq", " == "}, {"ne", " != "}, {"gt", " > "}, {"ge", " >= "}, {"lt", " < "}, {"le", " <= "}};
+  if (auto c = comparisons.find(op); c != comparisons.end())
+    return "(" + x(0) + c->second + x(1) + ")";
+  if (op == "where" && a.size() == 3) return "tl.where(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+  if (op == "masked_fill" && a.size() == 3) {
+    return "tl.where(" + a[1] + ", " + a[2] + ", " + a[0] + ")";
+  }
   if (op == "div") return x(0) + " / " + x(1);
   if (op == "maximum") return "tl.maximum(" + a[0] + ", " + a[1] + ")";
   if (op == "minimum") return "tl.minimum(" + a[0] + ", " + a[1] + ")";
@@ -236,6 +245,7 @@ std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std:
   }
   if (auto e = plainUnaryExpr(op, a)) return e;
   if (isAttributedUnary(op)) return attributedUnaryExpr(op, n.attrs, a, why);
+  if (op == "logical_not") return "(" + a[0] + " == 0)";
   if (a.size() < 2) {
     why = op + " needs two operands";
     return std::nullopt;

@@ -45,6 +45,7 @@ std::optional<NormParts> normParts(const OpNode& n, const std::vector<std::strin
 }
 
 bool rowOpReads(const OpNode& node, std::size_t input) {
+  if (node.op == "nll_loss") return input < 2;  // the weight is absent (partition refuses it)
   return !((node.op == "batch_norm" || node.op == "instance_norm") && (input == 1 || input == 2));
 }
 
@@ -87,6 +88,10 @@ std::optional<std::string> rowOpLines(const OpNode& n, const std::vector<std::st
     return s + b + v +
            "_pick = " + red("sum", "tl.where(cols == " + args.at(1) + ", " + x + ", 0.0)", "0.0") +
            "\n" + b + v + " = " + v + "_max + tl.log(" + v + "_sum) - " + v + "_pick" + where;
+  }
+  if (op == "nll_loss") {  // -input[target]: the target's entry picked out of the row
+    return b + v + " = -" +
+           red("sum", "tl.where(cols == " + args.at(1) + ", " + x + ", 0.0)", "0.0") + where;
   }
   if (const auto norm = normParts(n, args)) {
     // Statistics of the row (biased variance, as every torch norm uses), then the affine part.

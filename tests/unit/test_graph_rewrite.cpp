@@ -2,6 +2,7 @@
 // reduction, norms into sums and roots, long reductions nested, on hand-written op graphs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/kernel_synth/graph_rewrite.h"
@@ -152,6 +153,52 @@ TEST(GraphRewrite, ACatAlongTheBatchIsNamedAndOneElsewhereStartsAGroup) {
   ASSERT_TRUE(p.unsupported.empty());
   ASSERT_EQ(p.groups.size(), 2u);  // exp stored for the cat to read; relu fused after it
   EXPECT_EQ(p.groups[1].nodes, (std::vector<int>{1, 2}));
+}
+
+TEST(GraphRewrite, CausalAttentionIsTwoProductsAroundAMaskedSoftmax) {
+  json g = graphOf({2, 3, 10, 16},
+                   {node("a", "scaled_dot_product_attention", {"x", "t", "t"}, {2, 3, 10, 16},
+                         {{"is_causal", true}, {"dropout_p", 0.0}})},
+                   "a");
+  const OpGraph out = rewriteForLowering(parseGraph(g));
+  ASSERT_EQ(opsOf(out),
+            (std::vector<std::string>{"transpose", "matmul", "mul", "tril", "softmax", "matmul"}));
+  EXPECT_DOUBLE_EQ(*out.nodes[2].inputs[1].number, 0.25);  // 1 / sqrt(16)
+  EXPECT_EQ(out.nodes[1].shape, (Shape{2, 3, 10, 10}));
+  EXPECT_TRUE(std::isinf(out.nodes[3].attrs["fill"].get<double>()));
+  EXPECT_TRUE(partition(out).unsupported.empty());
+  g["nodes"][0]["attrs"]["dropout_p"] = 0.1;  // random: left for the lowerer to name
+  EXPECT_EQ(opsOf(rewriteForLowering(parseGraph(g))),
+            std::vector<std::string>{"scaled_dot_product_attention"});
+}
+
+TEST(GraphRewrite, MarginLossesAreWrittenInPointwiseOpsNormsAndAMean) {
+  json g = graphOf({6, 32},
+                   {node("l", "triplet_margin_loss", {"x", "t", "x"}, json::array(),
+                         {{"margin", 0.5}, {"p", 2.0}, {"eps", 1e-6}, {"swap", false}})},
+                   "l");
+  const OpGraph triplet = rewriteForLowering(parseGraph(g));
+  EXPECT_EQ(opsOf(triplet).back(), "mean");
+  EXPECT_EQ(triplet.nodes[triplet.nodes.size() - 2].op, "clamp");
+  EXPECT_EQ(triplet.nodes[triplet.nodes.size() - 2].shape, (Shape{6}));
+  EXPECT_TRUE(partition(triplet).unsupported.empty());
+  g["nodes"][0]["attrs"]["swap"] = true;
+  EXPECT_EQ(opsOf(rewriteForLowering(parseGraph(g))),
+            std::vector<std::string>{"triplet_margin_loss"});
+
+  const OpGraph hinge = rewriteForLowering(parseGraph(graphOf(
+      {6, 32}, {node("h", "hinge_embedding_loss", {"x", "t"}, {6, 32}, {{"reduction", "none"}})},
+      "h")));
+  EXPECT_EQ(hinge.nodes.back().name, "h");
+  EXPECT_EQ(hinge.nodes.back().shape, (Shape{6, 32}));
+  EXPECT_TRUE(partition(hinge).unsupported.empty());
+}
+
+TEST(GraphRewrite, InfinitiesWrittenAsTextAreNumbers) {
+  const OpGraph g =
+      parseGraph(graphOf({4, 4}, {node("m", "masked_fill", {"x", "t", "-inf"}, {4, 4})}, "m"));
+  ASSERT_TRUE(g.nodes[0].inputs[2].number);
+  EXPECT_TRUE(std::isinf(*g.nodes[0].inputs[2].number) && *g.nodes[0].inputs[2].number < 0);
 }
 
 }  // namespace

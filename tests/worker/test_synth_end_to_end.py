@@ -498,6 +498,42 @@ def get_init_inputs():
 '''
 
 
+ATTENTION_AND_MARGINS = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Causal, masked and hand-written attention (a mask built in forward from its sizes), and
+    the margin losses: NLL, triplet margin, cosine embedding, hinge embedding."""
+
+    def __init__(self):
+        super().__init__()
+        self.triplet = nn.TripletMarginLoss(margin=0.5)
+
+    def forward(self, q, k, v, keep, logits, labels, a, p, n, y):
+        att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        att = att + F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        causal = torch.tril(torch.ones(q.size(-2), k.size(-2))) == 0
+        scores = (q @ k.transpose(-2, -1) / q.size(-1) ** 0.5).masked_fill(causal, float("-inf"))
+        att = att + torch.softmax(scores, dim=-1) @ v
+        loss = F.nll_loss(F.log_softmax(logits, dim=1), labels, reduction="none")
+        loss = loss + self.triplet(a, p, n) + F.cosine_embedding_loss(a, p, y, margin=0.1)
+        return att, loss + F.hinge_embedding_loss(a, y[:, None].expand_as(a))
+
+
+def get_inputs():
+    y = torch.randint(0, 2, (6,)).float() * 2 - 1
+    return [torch.randn(6, 2, 10, 16), torch.randn(6, 2, 12, 16), torch.randn(6, 2, 12, 16),
+            torch.rand(10, 12) > 0.3, torch.randn(6, 10), torch.randint(0, 10, (6,)),
+            torch.randn(6, 32), torch.randn(6, 32), torch.randn(6, 32), y]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
 # Reference modules written the way outside references are, by what each covers; `marker` is a
 # line the first candidate must hold (the form the case is about).
 REAL_REFERENCES = {
@@ -505,6 +541,7 @@ REAL_REFERENCES = {
     # 28,000 elements: the Frobenius norm's sum is nested into stages
     "losses_and_norms": (LOSSES_AND_NORMS, "norm__part1"),
     "scans_and_products": (SCANS_AND_PRODUCTS, "_multiply"),
+    "attention_and_margins": (ATTENTION_AND_MARGINS, "float('-inf')"),
 }
 
 

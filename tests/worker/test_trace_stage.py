@@ -277,3 +277,16 @@ def test_scans_triangles_and_diagonals_have_their_attributes(tmp_path):
     assert by_op["tril"] == {"diagonal": -1} and by_op["triu"] == {"diagonal": 0}
     assert by_op["flip"] == {"dims": [1, 0]} and by_op["diag"] == {"diagonal": 0}
     assert by_op["prod"] == {"dim": 1, "keepdim": False}
+
+
+def test_masks_made_in_forward_and_comparisons_are_traced(tmp_path):
+    nodes = nodes_ending_with(tmp_path, "keep = torch.tril(torch.ones(x.size(0), x.size(0))) == 0\n"
+                              "        ones = torch.ones(4, 4)\n"
+                              "        s = (x @ x.T).masked_fill(keep, float('-inf')) + ones\n"
+                              "        return torch.where(s > 0, s, 0.0), x.T")
+    by_op = {n["op"]: n for n in reversed(nodes)}
+    fills = [n for n in nodes if n["op"] == "full"]
+    assert [(f["attrs"]["value"], f["shape"]) for f in fills] == [(1.0, [4, 4]), (1.0, [4, 4])]
+    assert by_op["eq"]["inputs"] == [by_op["tril"]["name"], 0]
+    assert by_op["masked_fill"]["inputs"][1:] == [by_op["eq"]["name"], "-inf"]
+    assert by_op["where"]["inputs"][0] == by_op["gt"]["name"]

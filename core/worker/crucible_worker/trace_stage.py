@@ -58,6 +58,10 @@ SIGNATURES = {
     "add": ["input", "other", "alpha"], "sub": ["input", "other", "alpha"],
     "mul": ["input", "other"], "div": ["input", "other"],
     "maximum": ["input", "other"], "minimum": ["input", "other"],
+    "eq": ["input", "other"], "ne": ["input", "other"], "gt": ["input", "other"],
+    "ge": ["input", "other"], "lt": ["input", "other"], "le": ["input", "other"],
+    "where": ["condition", "input", "other"], "masked_fill": ["input", "mask", "value"],
+    "logical_not": ["input"],
     # reductions
     "sum": ["input", "dim", "keepdim"], "mean": ["input", "dim", "keepdim"],
     "amax": ["input", "dim", "keepdim"], "amin": ["input", "dim", "keepdim"],
@@ -105,9 +109,20 @@ SIGNATURES = {
     "cross_entropy": ["input", "target", "reduction"],
     "kl_div": ["input", "target", "reduction", "log_target"],
     "cosine_similarity": ["x1", "x2", "dim", "eps"],
+    "nll_loss": ["input", "target", "weight", "size_average", "ignore_index", "reduce",
+                 "reduction"],
+    "triplet_margin_loss": ["anchor", "positive", "negative", "margin", "p", "eps", "swap",
+                            "size_average", "reduce", "reduction"],
+    "cosine_embedding_loss": ["input1", "input2", "target", "margin", "size_average", "reduce",
+                              "reduction"],
+    "hinge_embedding_loss": ["input", "target", "margin", "size_average", "reduce", "reduction"],
+    "pairwise_distance": ["x1", "x2", "p", "eps", "keepdim"],
+    "scaled_dot_product_attention": ["query", "key", "value", "attn_mask", "dropout_p",
+                                     "is_causal", "scale"],
     # layout (views: run on the host by a candidate)
     "transpose": ["input", "dim0", "dim1"], "permute": ["input", "dims"],
     "reshape": ["input", "shape"], "flatten": ["input", "start_dim", "end_dim"],
+    "expand": ["input", "size"], "expand_as": ["input", "other"],
     "unsqueeze": ["input", "dim"], "squeeze": ["input", "dim"],
     "contiguous": ["input"], "t": ["input"],
 }
@@ -138,6 +153,14 @@ DEFAULTS = {
     "diag": {"diagonal": 0}, "diagonal": {"offset": 0, "dim1": 0, "dim2": 1},
     "kl_div": {"reduction": "mean", "log_target": False},
     "cosine_similarity": {"dim": 1, "eps": 1e-8},
+    "nll_loss": {"weight": None, "ignore_index": -100, "reduction": "mean"},
+    "triplet_margin_loss": {"margin": 1.0, "p": 2.0, "eps": 1e-6, "swap": False,
+                            "reduction": "mean"},
+    "cosine_embedding_loss": {"margin": 0.0, "reduction": "mean"},
+    "hinge_embedding_loss": {"margin": 1.0, "reduction": "mean"},
+    "pairwise_distance": {"p": 2.0, "eps": 1e-6, "keepdim": False},
+    "scaled_dot_product_attention": {"attn_mask": None, "dropout_p": 0.0, "is_causal": False,
+                                     "scale": None},
     "flatten": {"start_dim": 0, "end_dim": -1}, "squeeze": {"dim": None},
     "conv1d": {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1},
     "conv2d": {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1},
@@ -152,13 +175,16 @@ DEFAULTS = {
 # Operands that are tensors (or a number in a tensor's place): they become `inputs`, in the
 # signature's order, null when absent.
 TENSOR_SLOTS = frozenset(["input", "other", "weight", "bias", "running_mean", "running_var",
-                          "target", "x1", "x2"])
+                          "target", "x1", "x2", "condition", "mask", "anchor", "positive",
+                          "negative", "input1", "input2", "query", "key", "value", "attn_mask"])
 
 # Python operators and builtins (what `x + y`, `x * 0.5`, `-x` trace to).
 OPERATORS = {
     operator.add: "add", operator.iadd: "add", operator.sub: "sub", operator.isub: "sub",
     operator.mul: "mul", operator.imul: "mul", operator.truediv: "div", operator.itruediv: "div",
     operator.neg: "neg", operator.pow: "pow", operator.matmul: "matmul",
+    operator.eq: "eq", operator.ne: "ne", operator.gt: "gt", operator.ge: "ge",
+    operator.lt: "lt", operator.le: "le",
 }
 
 # Names that are another spelling of a canonical op (torch.*, F.*, Tensor methods, aten).
@@ -171,6 +197,8 @@ ALIASES = {
     "leaky_relu_": "leaky_relu", "elu_": "elu", "silu_": "silu", "type_as": "to_dtype",
     "addmm": "addmm", "expand": "expand", "float": "to_dtype", "log_sigmoid": "logsigmoid",
     "split_with_sizes": "split", "concat": "cat", "concatenate": "cat",
+    "masked_fill_": "masked_fill", "greater": "gt", "less": "lt", "equal_": "eq",
+    "greater_equal": "ge", "less_equal": "le", "not_equal": "ne", "nll_loss_nd": "nll_loss",
 }
 
 # Dropout in every spelling: (input, p, training) by position. It is the identity where it draws
@@ -241,6 +269,11 @@ MODULES = {
     nn.SmoothL1Loss: ("smooth_l1_loss", ["reduction", "beta"], []),
     nn.HuberLoss: ("huber_loss", ["reduction", "delta"], []),
     nn.KLDivLoss: ("kl_div", ["reduction", "log_target"], []),
+    nn.NLLLoss: ("nll_loss", ["reduction", "ignore_index"], ["weight"]),
+    nn.TripletMarginLoss: ("triplet_margin_loss", ["margin", "p", "eps", "swap", "reduction"],
+                           []),
+    nn.CosineEmbeddingLoss: ("cosine_embedding_loss", ["margin", "reduction"], []),
+    nn.HingeEmbeddingLoss: ("hinge_embedding_loss", ["margin", "reduction"], []),
 }
 
 
@@ -366,7 +399,7 @@ class _ShapeProp(ShapeProp):
 
     def run_node(self, n):
         result = super().run_node(n)
-        if isinstance(result, int) and not isinstance(result, bool) or (
+        if isinstance(result, (int, float)) and not isinstance(result, bool) or (
                 isinstance(result, (tuple, list, torch.Size))
                 and all(isinstance(v, int) for v in result)):
             n.meta["host_value"] = result
@@ -379,13 +412,42 @@ class _Tracer(torch.fx.Tracer):
         self.record_stack_traces = True
 
 
+# Factory functions fx cannot follow when a size is traced (`torch.ones(t, t)` with t from
+# `x.size(1)`): while tracing, they become graph nodes whenever an argument is traced.
+FACTORIES = ("ones", "zeros", "full", "empty")
+
+
+class _traced_factories:
+    def __init__(self, tracer):
+        self.tracer = tracer
+        self.saved = {}
+
+    def __enter__(self):
+        for name in FACTORIES:
+            original = getattr(torch, name)
+            self.saved[name] = original
+
+            def factory(*args, _original=original, **kwargs):
+                if any(isinstance(a, torch.fx.Proxy) for a in _flat([list(args), kwargs])):
+                    return self.tracer.create_proxy("call_function", _original, args, kwargs)
+                return _original(*args, **kwargs)
+            setattr(torch, name, factory)
+        return self
+
+    def __exit__(self, *exc):
+        for name, original in self.saved.items():
+            setattr(torch, name, original)
+        return False
+
+
 def trace_model(model, inputs, path):
     """(graph, rerun): the op graph of `model` on `inputs`, torch.fx first and torch.export
     when fx fails; rerun(other_inputs) gives every value's shape on other inputs (fx only)."""
     fx_error = None
     try:
         tracer = _Tracer()
-        graph = tracer.trace(model)
+        with _traced_factories(tracer):
+            graph = tracer.trace(model)
         gm = torch.fx.GraphModule(tracer.root, graph)
         with torch.no_grad():
             _ShapeProp(gm).propagate(*inputs)
@@ -589,6 +651,9 @@ class _Converter:
 
     def _operand(self, value):
         if isinstance(value, torch.fx.Node):
+            host = value.meta.get("host_value")
+            if value in self.meta_values and isinstance(host, (int, float)):
+                return _jsonable(host)  # a size computed on the host (`d ** 0.5`): its number
             return self.names.get(value, value.name)
         if isinstance(value, (list, tuple)):
             return [self._operand(v) for v in value]
@@ -617,6 +682,21 @@ class _Converter:
         self.inputs.append({"name": node.name, "shape": shape, "dtype": dtype})
 
     def _get_attr(self, node):
+        if node.target.startswith("_tensor_constant"):
+            # a tensor forward made from constants, which fx computed while tracing: a fill
+            # where it holds one value, else named (the candidate's model has no such attribute)
+            value = getattr(self.gm, node.target)
+            if value.numel() > 0 and bool((value == value.flatten()[0]).all()):
+                entry = {"name": node.name, "op": "full", "inputs": [],
+                         "attrs": {"value": _jsonable(value.flatten()[0].item())},
+                         "shape": list(value.shape), "dtype": _dtype_name(value.dtype),
+                         "line": _line_of(node, self.path)}
+                self.names[node] = node.name
+                self.nodes.append(entry)
+                return
+            self._emit(node, "unknown", [], {"target": "a tensor forward makes from constants "
+                                                       "(build it in __init__ as a buffer)"})
+            return
         name = self._param(node.target)
         if name is None:
             self._emit(node, "unknown", [], {"target": f"get_attr {node.target}"})
@@ -716,7 +796,7 @@ class _Converter:
                 self._emit(node, op, [self._operand(t) for t in tensors],
                            {"dim": bound.get("dim", 0)})
                 return
-        if op in ("reshape", "permute", "flip") and len(args) > 2:
+        if op in ("reshape", "permute", "flip", "expand") and len(args) > 2:
             args = (args[0], list(args[1:]))  # x.view(a, b) -> reshape(x, [a, b])
         tuple_op = op in ("max", "min") and self._dim_given(args, kwargs)
         signature = SIGNATURES.get(op)
