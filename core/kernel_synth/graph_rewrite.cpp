@@ -5,6 +5,9 @@
 #include <limits>
 #include <set>
 
+#include "core/kernel_synth/graph_builder.h"
+#include "core/kernel_synth/rewrite_attention.h"
+
 namespace crucible::kernel_synth {
 
 using nlohmann::json;
@@ -73,9 +76,9 @@ std::optional<double> normOrder(const json& p) {
   return std::nullopt;
 }
 
-class Rewriter {
+class Rewriter : private GraphBuilder {
  public:
-  explicit Rewriter(const OpGraph& graph) : in_(graph), out_(graph) { out_.nodes.clear(); }
+  explicit Rewriter(const OpGraph& graph) : GraphBuilder(graph), in_(graph) {}
 
   OpGraph run() {
     for (const OpNode& n : in_.nodes) {
@@ -90,44 +93,6 @@ class Rewriter {
 
  private:
   const OpGraph& in_;
-  OpGraph out_;
-
-  Shape shapeOf(const std::string& name) const {
-    if (const auto* n = out_.node(name)) return n->shape;
-    if (const auto* v = out_.value(name)) return v->shape;
-    return {};
-  }
-  std::string dtypeOf(const std::string& name) const {
-    if (const auto* n = out_.node(name)) return n->dtype;
-    if (const auto* v = out_.value(name)) return v->dtype;
-    return {};
-  }
-  std::optional<Shape> altOf(const std::string& name) const {
-    if (const auto* n = out_.node(name)) return n->altShape;
-    if (const auto* v = out_.value(name)) return v->altShape;
-    return std::nullopt;
-  }
-
-  /// Appends a node derived from `from` (its dtype and line) and returns its name.
-  std::string emit(const OpNode& from, const std::string& name, const std::string& op,
-                   std::vector<Operand> inputs, json attrs, Shape shape, std::optional<Shape> alt) {
-    OpNode n;
-    n.name = name;
-    n.op = op;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    n.shape = std::move(shape);
-    n.altShape = std::move(alt);
-    n.dtype = from.dtype;
-    n.line = from.line;
-    out_.nodes.push_back(std::move(n));
-    return name;
-  }
-
-  std::string pointwise(const OpNode& from, const std::string& name, const std::string& op,
-                        const std::string& x, json attrs = json::object()) {
-    return emit(from, name, op, {Operand{x, {}}}, std::move(attrs), shapeOf(x), altOf(x));
-  }
 
   bool rewrite(const OpNode& n) {
     const std::string& op = n.op;
@@ -139,7 +104,8 @@ class Rewriter {
       return distance(n, n.name, n.inputs, n.attrs.value("p", json(2.0)),
                       n.attrs.value("eps", json(1e-6)), n.attrs.value("keepdim", false));
     }
-    if (op == "scaled_dot_product_attention") return attention(n);
+    if (op == "scaled_dot_product_attention") return rewriteAttention(*this, n);
+    if (op == "multi_head_attention") return rewriteMultiHeadAttention(*this, n);
     if (op == "norm" || op == "linalg_vector_norm") return norm(n);
     if (op == "normalize") return normalize(n);
     if (op == "stack") return stack(n);
@@ -153,10 +119,6 @@ class Rewriter {
                        n.attrs.value("keepdim", false));
     }
     return false;
-  }
-
-  static std::string inputRef(const OpNode& n) {
-    return !n.inputs.empty() && n.inputs[0].isRef() ? n.inputs[0].ref : std::string();
   }
 
   /// `op` over `dim` of `x`, written as `name` (with `from`'s shape): one node where the rows
@@ -307,22 +269,6 @@ class Rewriter {
                   n.attrs.value("dim", json()), n.attrs.value("keepdim", false));
   }
 
-  Operand ref(const std::string& name) const { return Operand{name, {}}; }
-  static Operand number(double v) { return Operand{{}, v}; }
-
-  /// A pointwise node over `inputs`, on the shape of the first value among them.
-  std::string op(const OpNode& from, const std::string& name, const std::string& what,
-                 std::vector<Operand> inputs, json attrs = json::object(),
-                 const std::string& dtype = "") {
-    std::string shaped;
-    for (const auto& in : inputs) {
-      if (in.isRef() && shaped.empty()) shaped = in.ref;
-    }
-    emit(from, name, what, std::move(inputs), std::move(attrs), shapeOf(shaped), altOf(shaped));
-    if (!dtype.empty()) out_.nodes.back().dtype = dtype;
-    return name;
-  }
-
   /// ||x1 - x2 + eps||_p over the last dim (F.pairwise_distance), written as `name`.
   bool distance(const OpNode& n, const std::string& name, const std::vector<Operand>& pair,
                 const json& p, const json& eps, bool keepdim) {
@@ -390,59 +336,6 @@ class Rewriter {
     }
     if (reduction == json("none")) return true;
     return reduceAll(n, n.name, reduction == json("sum") ? "sum" : "mean", each);
-  }
-
-  /// F.scaled_dot_product_attention: softmax(q k^T * scale [+ mask]) v, the causal form masking
-  /// the upper triangle with -inf.
-  bool attention(const OpNode& n) {
-    if (n.inputs.size() < 3) return false;
-    const json dropout = n.attrs.value("dropout_p", json(0.0));
-    if (!dropout.is_number() || dropout.get<double>() != 0.0) return false;
-    for (int i = 0; i < 3; ++i) {
-      if (!n.inputs[i].isRef()) return false;
-    }
-    const std::string q = n.inputs[0].ref, k = n.inputs[1].ref, v = n.inputs[2].ref;
-    const Shape qs = shapeOf(q), ks = shapeOf(k);
-    if (qs.size() < 2 || ks.size() < 2) return false;
-    const json scaleAttr = n.attrs.value("scale", json());
-    const double scale = scaleAttr.is_number() ? scaleAttr.get<double>()
-                                               : 1.0 / std::sqrt(static_cast<double>(qs.back()));
-    const std::string base = n.name + "__";
-    auto swapped = [](Shape s) {
-      std::swap(s[s.size() - 1], s[s.size() - 2]);
-      return s;
-    };
-    std::optional<Shape> kAlt = altOf(k), qAlt = altOf(q);
-    const std::string kt =
-        emit(n, base + "kt", "transpose", {ref(k)}, {{"dim0", -2}, {"dim1", -1}}, swapped(ks),
-             kAlt ? std::optional<Shape>(swapped(*kAlt)) : std::nullopt);
-    Shape ss = qs;
-    ss.back() = ks[ks.size() - 2];
-    std::optional<Shape> sAlt;
-    if (qAlt && kAlt) {
-      sAlt = *qAlt;
-      sAlt->back() = (*kAlt)[kAlt->size() - 2];
-    }
-    std::string s = emit(n, base + "scores", "matmul", {ref(q), ref(kt)}, json::object(), ss, sAlt);
-    s = op(n, base + "scaled", "mul", {ref(s), number(scale)});
-    if (n.attrs.value("is_causal", false)) {
-      s = op(n, base + "causal", "tril", {ref(s)},
-             {{"diagonal", 0}, {"fill", -std::numeric_limits<double>::infinity()}});
-    }
-    if (n.inputs.size() > 3 && n.inputs[3].isRef()) {
-      // a boolean mask keeps where it is true; any other is added to the scores
-      const std::string mask = n.inputs[3].ref;
-      const std::vector<Operand> inputs =
-          dtypeOf(mask) == "bool"
-              ? std::vector<Operand>{ref(mask), ref(s),
-                                     number(-std::numeric_limits<double>::infinity())}
-              : std::vector<Operand>{ref(s), ref(mask)};
-      s = emit(n, base + "masked", dtypeOf(mask) == "bool" ? "where" : "add", inputs,
-               json::object(), shapeOf(s), altOf(s));
-    }
-    const std::string p = op(n, base + "weights", "softmax", {ref(s)}, {{"dim", -1}});
-    emit(n, n.name, "matmul", {ref(p), ref(v)}, json::object(), n.shape, n.altShape);
-    return true;
   }
 
   /// torch.stack: each piece given the new dim by a view, then their concatenation.

@@ -194,6 +194,28 @@ TEST(GraphRewrite, MarginLossesAreWrittenInPointwiseOpsNormsAndAMean) {
   EXPECT_TRUE(partition(hinge).unsupported.empty());
 }
 
+TEST(GraphRewrite, MultiHeadAttentionIsProjectionsHeadsAttentionAndTheOutputProjection) {
+  json g = graphOf(
+      {12, 4, 32},  // sequence first: (L, N, E)
+      {node("m", "multi_head_attention", {"x", "x", "x", nullptr, "w_in", "b_in", "w_out", "b_out"},
+            {12, 4, 32}, {{"num_heads", 8}, {"batch_first", false}})},
+      "m", {{"x", {12, 5, 32}}, {"m", {12, 5, 32}}});
+  g["params"] = {{{"name", "w_in"}, {"shape", {96, 32}}, {"dtype", "float32"}},
+                 {{"name", "b_in"}, {"shape", {96}}, {"dtype", "float32"}},
+                 {{"name", "w_out"}, {"shape", {32, 32}}, {"dtype", "float32"}},
+                 {{"name", "b_out"}, {"shape", {32}}, {"dtype", "float32"}}};
+  const OpGraph out = rewriteForLowering(parseGraph(g));
+  const OpNode* heads = out.node("m__q_heads");
+  ASSERT_NE(heads, nullptr);
+  EXPECT_EQ(heads->shape, (Shape{4, 8, 12, 4}));
+  EXPECT_EQ(*heads->altShape, (Shape{5, 8, 12, 4}));
+  EXPECT_EQ(out.node("m__wk")->attrs["key"], "32:64");
+  EXPECT_DOUBLE_EQ(*out.node("m__scaled")->inputs[1].number, 0.5);  // 1 / sqrt(32 / 8)
+  EXPECT_EQ(out.nodes.back().op, "linear");
+  EXPECT_EQ(out.nodes.back().inputs[1].ref, "w_out");
+  EXPECT_TRUE(partition(out).unsupported.empty()) << partition(out).unsupported.front();
+}
+
 TEST(GraphRewrite, InfinitiesWrittenAsTextAreNumbers) {
   const OpGraph g =
       parseGraph(graphOf({4, 4}, {node("m", "masked_fill", {"x", "t", "-inf"}, {4, 4})}, "m"));

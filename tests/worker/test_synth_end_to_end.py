@@ -504,12 +504,15 @@ import torch.nn.functional as F
 
 
 class Model(nn.Module):
-    """Causal, masked and hand-written attention (a mask built in forward from its sizes), and
-    the margin losses: NLL, triplet margin, cosine embedding, hinge embedding."""
+    """Causal, masked and hand-written attention (a mask built in forward from its sizes),
+    nn.MultiheadAttention in both layouts, and the margin losses: NLL, triplet margin, cosine
+    embedding, hinge embedding."""
 
     def __init__(self):
         super().__init__()
         self.triplet = nn.TripletMarginLoss(margin=0.5)
+        self.mha = nn.MultiheadAttention(16, 4, batch_first=True)
+        self.mha_seq_first = nn.MultiheadAttention(16, 2)
 
     def forward(self, q, k, v, keep, logits, labels, a, p, n, y):
         att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -517,6 +520,12 @@ class Model(nn.Module):
         causal = torch.tril(torch.ones(q.size(-2), k.size(-2))) == 0
         scores = (q @ k.transpose(-2, -1) / q.size(-1) ** 0.5).masked_fill(causal, float("-inf"))
         att = att + torch.softmax(scores, dim=-1) @ v
+        x = q[:, 0]
+        out, _ = self.mha(x, x, x)
+        s = x.transpose(0, 1)
+        hide = torch.triu(torch.ones(s.size(0), s.size(0), dtype=torch.bool), diagonal=1)
+        seq_first, _ = self.mha_seq_first(s, s, s, attn_mask=hide, need_weights=False)
+        att = att + (out + seq_first.transpose(0, 1))[:, None]
         loss = F.nll_loss(F.log_softmax(logits, dim=1), labels, reduction="none")
         loss = loss + self.triplet(a, p, n) + F.cosine_embedding_loss(a, p, y, margin=0.1)
         return att, loss + F.hinge_embedding_loss(a, y[:, None].expand_as(a))

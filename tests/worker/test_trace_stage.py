@@ -290,3 +290,41 @@ def test_masks_made_in_forward_and_comparisons_are_traced(tmp_path):
     assert by_op["eq"]["inputs"] == [by_op["tril"]["name"], 0]
     assert by_op["masked_fill"]["inputs"][1:] == [by_op["eq"]["name"], "-inf"]
     assert by_op["where"]["inputs"][0] == by_op["gt"]["name"]
+
+
+MULTI_HEAD = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+
+    def forward(self, x):
+        out, _ = self.attn(x, x, x)
+        return out
+
+
+def get_inputs():
+    return [torch.randn(3, 5, 16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_multi_head_attention_is_one_node_with_its_parameters_and_unused_weights_dropped(tmp_path):
+    facts = trace(tmp_path, MULTI_HEAD)
+    assert facts["error"] is None
+    (node,) = facts["graph"]["nodes"]
+    assert node["op"] == "multi_head_attention" and node["shape"] == [3, 5, 16]
+    assert node["inputs"] == ["x", "x", "x", None, "attn.in_proj_weight", "attn.in_proj_bias",
+                              "attn.out_proj.weight", "attn.out_proj.bias"]
+    assert node["attrs"]["num_heads"] == 4 and node["attrs"]["batch_first"] is True
+    weights = trace(tmp_path, MULTI_HEAD.replace("out, _ = self.attn(x, x, x)\n        return out",
+                                                 "return self.attn(x, x, x)[1]"))
+    assert [n["attrs"]["target"] for n in weights["graph"]["nodes"]] == [
+        "the attention weights of nn.MultiheadAttention"]

@@ -449,6 +449,9 @@ def trace_model(model, inputs, path):
         with _traced_factories(tracer):
             graph = tracer.trace(model)
         gm = torch.fx.GraphModule(tracer.root, graph)
+        # unused values (the `_` of `out, _ = attn(x, x, x)`) are not the reference's work
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
         with torch.no_grad():
             _ShapeProp(gm).propagate(*inputs)
         converted = _Converter(gm, path, "fx").convert()
@@ -714,6 +717,9 @@ class _Converter:
             self._dropout(node, node.args[0], module.p, module.training,
                           f"{type(module).__qualname__} in training mode")
             return
+        if isinstance(module, nn.MultiheadAttention):
+            self._multi_head_attention(node, module)
+            return
         entry = MODULES.get(type(module))
         if entry is None:
             self._emit(node, "unknown", self._values_in(node.args),
@@ -731,6 +737,35 @@ class _Converter:
             inputs.append(self._param(f"{node.target}.{slot}") if tensor is not None else None)
         attrs["module"] = node.target
         self._emit(node, op, inputs, attrs)
+
+    def _multi_head_attention(self, node, module):
+        """nn.MultiheadAttention: its output and weights are a tuple, so the node waits for the
+        selection of the output (`out, _ = self.attn(x, x, x)`); the graph rewrite writes it as
+        projections, attention and the output projection. What it cannot follow is named."""
+        names = ["query", "key", "value", "key_padding_mask", "need_weights", "attn_mask",
+                 "average_attn_weights", "is_causal"]
+        bound = dict(zip(names, node.args))
+        bound.update(node.kwargs)
+        why = None
+        if not module._qkv_same_embed_dim or module.bias_k is not None or module.add_zero_attn:
+            why = "with separate q/k/v weights, bias_k or add_zero_attn"
+        elif bound.get("key_padding_mask") is not None:
+            why = "with a key_padding_mask"
+        elif module.training and module.dropout > 0:
+            why = f"in training mode with dropout={module.dropout}: a random mask"
+        if why is not None:
+            self._emit(node, "unknown", self._values_in(node.args),
+                       {"target": f"nn.MultiheadAttention {why}"})
+            return
+        prefix = node.target
+        inputs = [self._operand(bound.get(k)) for k in ("query", "key", "value", "attn_mask")]
+        for slot in ("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"):
+            owner, _, leaf = f"{prefix}.{slot}".rpartition(".")
+            present = getattr(self.gm.get_submodule(owner), leaf, None) is not None
+            inputs.append(self._param(f"{prefix}.{slot}") if present else None)
+        attrs = {"num_heads": module.num_heads, "batch_first": bool(module.batch_first),
+                 "is_causal": bool(bound.get("is_causal", False)), "module": prefix}
+        self.tuples[node] = ("multi_head_attention", inputs, attrs, _line_of(node, self.path))
 
     def _call_method(self, node):
         self._call(node, node.target, node.args, node.kwargs)
@@ -781,8 +816,8 @@ class _Converter:
             value = FILLS[op]
             if value is None:  # full / full_like: the value is an argument
                 value = kwargs.get("fill_value", args[1] if len(args) > 1 else None)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                self._emit(node, "full", [], {"value": value})
+            if isinstance(value, (int, float)):  # a boolean fill is 1 or 0 in a bool tensor
+                self._emit(node, "full", [], {"value": float(value)})
                 return
         if op == "einsum":
             self._einsum(node, args)
@@ -902,6 +937,10 @@ class _Converter:
             return
         if source in self.tuples:
             kind, inputs, attrs, line = self.tuples[source]
+            if kind == "multi_head_attention" and key != 0:
+                self._emit(node, "unknown", [],
+                           {"target": "the attention weights of nn.MultiheadAttention"}, line)
+                return
             op = kind if key in (0, "values") else "arg" + kind
             self._emit(node, op, list(inputs), dict(attrs), line)
             return
