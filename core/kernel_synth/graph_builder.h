@@ -26,8 +26,7 @@ class GraphBuilder {
                    std::optional<Shape> alt);
   /// A one-operand node on `x`'s shape.
   std::string pointwise(const OpNode& from, const std::string& name, const std::string& op,
-                        const std::string& x,
-                        nlohmann::json attrs = nlohmann::json::object());
+                        const std::string& x, nlohmann::json attrs = nlohmann::json::object());
   /// A node on the shape of the first value among `inputs` (`dtype` when it differs).
   std::string op(const OpNode& from, const std::string& name, const std::string& what,
                  std::vector<Operand> inputs, nlohmann::json attrs = nlohmann::json::object(),

@@ -17,6 +17,8 @@ std::optional<LoweredGroup> lowerGroup(const OpGraph& graph, const FusionGroup& 
       return lowerRow(in, why);
     case GroupKind::Matmul:
       return lowerMatmul(in, why);
+    case GroupKind::Recurrent:
+      return lowerRecurrent(in, why);
     case GroupKind::Conv:
       if (tiling.gemmConv) {
         // Implicit GEMM where it applies (ungrouped forward convolutions), else direct loops.

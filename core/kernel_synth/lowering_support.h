@@ -186,5 +186,6 @@ std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why)
 std::optional<LoweredGroup> lowerConvGemmChannelsLast(const LoweringInput& in, std::string& why);
 std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& why);
 std::optional<LoweredGroup> lowerView(const LoweringInput& in, std::string& why);
+std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string& why);
 
 }  // namespace crucible::kernel_synth

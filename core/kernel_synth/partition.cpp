@@ -73,6 +73,8 @@ const char* groupKindName(GroupKind kind) {
       return "matmul";
     case GroupKind::Conv:
       return "conv";
+    case GroupKind::Recurrent:
+      return "recurrent";
   }
   return "?";
 }
@@ -80,6 +82,7 @@ const char* groupKindName(GroupKind kind) {
 OpKind opKind(const OpNode& node) {
   const std::string& op = node.op;
   if (op == "meta") return OpKind::Meta;
+  if (op == "recurrent") return OpKind::Recurrent;
   if (kView.count(op)) return OpKind::View;
   if (op == "batch_norm") return training(node) ? OpKind::Row : OpKind::Pointwise;
   if (op == "instance_norm") {
@@ -247,6 +250,8 @@ Partition partition(const OpGraph& graph) {
       g = startGroup(GroupKind::Matmul, i, n.shape);
     } else if (kind == OpKind::Conv) {
       g = startGroup(GroupKind::Conv, i, n.shape);
+    } else if (kind == OpKind::Recurrent) {
+      g = startGroup(GroupKind::Recurrent, i, n.shape);
     } else if (kind == OpKind::Pointwise) {
       // A cat, flip, ... reads by coordinates, so it starts a group (what it reads is stored
       // first); what follows it on its shape fuses after it.

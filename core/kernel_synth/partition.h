@@ -13,7 +13,7 @@
 
 namespace crucible::kernel_synth {
 
-enum class GroupKind { View, Pointwise, Row, Matmul, Conv };
+enum class GroupKind { View, Pointwise, Row, Matmul, Conv, Recurrent };
 const char* groupKindName(GroupKind kind);
 
 /// Pointwise ops that read by the element's coordinates (cat, flip, tril, triu, diag_embed):
@@ -21,7 +21,7 @@ const char* groupKindName(GroupKind kind);
 bool readsByCoordinates(const std::string& op);
 
 /// What an op is to the partitioner; Unsupported ops make the graph unlowerable.
-enum class OpKind { Meta, View, Pointwise, Row, Matmul, Conv, Unsupported };
+enum class OpKind { Meta, View, Pointwise, Row, Matmul, Conv, Recurrent, Unsupported };
 OpKind opKind(const OpNode& node);
 
 /// How a row op splits its input's shape into rows: the dimensions reduced within a row (sorted)

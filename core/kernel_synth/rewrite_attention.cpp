@@ -31,12 +31,11 @@ struct Mask {
 /// softmax(q k^T * scale [causal] [mask]) v for q (..., L, E), k and v (..., S, E), written as
 /// `out` with the given shape.
 void attend(GraphBuilder& b, const OpNode& from, const std::string& base, const std::string& q,
-            const std::string& k, const std::string& v, double scale, bool causal,
-            const Mask& mask, const std::string& out, const Shape& outShape,
-            const std::optional<Shape>& outAlt) {
-  const std::string kt = b.emit(from, base + "kt", "transpose", {b.ref(k)},
-                                {{"dim0", -2}, {"dim1", -1}}, swappedLast(b.shapeOf(k)),
-                                swappedLast(b.altOf(k)));
+            const std::string& k, const std::string& v, double scale, bool causal, const Mask& mask,
+            const std::string& out, const Shape& outShape, const std::optional<Shape>& outAlt) {
+  const std::string kt =
+      b.emit(from, base + "kt", "transpose", {b.ref(k)}, {{"dim0", -2}, {"dim1", -1}},
+             swappedLast(b.shapeOf(k)), swappedLast(b.altOf(k)));
   Shape scores = b.shapeOf(q);
   scores.back() = b.shapeOf(k)[b.shapeOf(k).size() - 2];
   std::optional<Shape> scoresAlt = b.altOf(q);
@@ -119,21 +118,21 @@ bool rewriteMultiHeadAttention(GraphBuilder& b, const OpNode& n) {
   for (int i = 0; i < 3; ++i) {
     const std::string slice = std::to_string(i * e) + ":" + std::to_string((i + 1) * e);
     const std::string p = parts[i];
-    const std::string w = b.emit(n, base + "w" + p, "index", {n.inputs[4]}, {{"key", slice}},
-                                 {e, e}, std::nullopt);
+    const std::string w =
+        b.emit(n, base + "w" + p, "index", {n.inputs[4]}, {{"key", slice}}, {e, e}, std::nullopt);
     Operand bias = n.inputs[5];
     if (bias.isRef()) {
-      bias = b.ref(b.emit(n, base + "b" + p, "index", {n.inputs[5]}, {{"key", slice}}, {e},
-                          std::nullopt));
+      bias = b.ref(
+          b.emit(n, base + "b" + p, "index", {n.inputs[5]}, {{"key", slice}}, {e}, std::nullopt));
     }
     const std::string x = n.inputs[i].ref;
     const std::string lin = b.emit(n, base + p + "_proj", "linear", {b.ref(x), b.ref(w), bias},
                                    json::object(), b.shapeOf(x), b.altOf(x));
     const Shape xs = b.shapeOf(x);
     const Shape split = {xs[0], xs[1], h, d};
-    const std::string viewed = b.emit(n, base + p + "_split", "reshape", {b.ref(lin)},
-                                      {{"shape", split}}, split,
-                                      onAltBatch(split, b.altOf(x), batchAt, batchAt));
+    const std::string viewed =
+        b.emit(n, base + p + "_split", "reshape", {b.ref(lin)}, {{"shape", split}}, split,
+               onAltBatch(split, b.altOf(x), batchAt, batchAt));
     const Shape headsShape = {xs[batchAt], h, xs[seqAt], d};
     const std::optional<Shape> headsAlt = onAltBatch(headsShape, b.altOf(x), batchAt, 0);
     projected[i] = batchFirst ? b.emit(n, base + p + "_heads", "transpose", {b.ref(viewed)},
@@ -145,19 +144,18 @@ bool rewriteMultiHeadAttention(GraphBuilder& b, const OpNode& n) {
   const Shape perHead = {qs[batchAt], h, qs[seqAt], d};
   attend(b, n, base, projected[0], projected[1], projected[2],
          1.0 / std::sqrt(static_cast<double>(d)), n.attrs.value("is_causal", false),
-         Mask{mask, false},
-         base + "attended", perHead, onAltBatch(perHead, qAlt, batchAt, 0));
+         Mask{mask, false}, base + "attended", perHead, onAltBatch(perHead, qAlt, batchAt, 0));
 
   // the heads back side by side in the input's layout, then the output projection
   const Shape joined = {qs[0], qs[1], h, d};
   const std::optional<Shape> joinedAlt = onAltBatch(joined, qAlt, batchAt, batchAt);
-  const std::string back =
-      batchFirst ? b.emit(n, base + "merged", "transpose", {b.ref(base + "attended")},
-                          {{"dim0", 1}, {"dim1", 2}}, joined, joinedAlt)
-                 : b.emit(n, base + "merged", "permute", {b.ref(base + "attended")},
-                          {{"dims", {2, 0, 1, 3}}}, joined, joinedAlt);
-  const std::string flat = b.emit(n, base + "flat", "reshape", {b.ref(back)}, {{"shape", qs}}, qs,
-                                  qAlt);
+  const std::string back = batchFirst
+                               ? b.emit(n, base + "merged", "transpose", {b.ref(base + "attended")},
+                                        {{"dim0", 1}, {"dim1", 2}}, joined, joinedAlt)
+                               : b.emit(n, base + "merged", "permute", {b.ref(base + "attended")},
+                                        {{"dims", {2, 0, 1, 3}}}, joined, joinedAlt);
+  const std::string flat =
+      b.emit(n, base + "flat", "reshape", {b.ref(back)}, {{"shape", qs}}, qs, qAlt);
   b.emit(n, n.name, "linear", {b.ref(flat), n.inputs[6], n.inputs[7]}, json::object(), n.shape,
          n.altShape);
   return true;

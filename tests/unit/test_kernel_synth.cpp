@@ -541,3 +541,48 @@ TEST(SynthGraph, MalformedGraphsAreErrors) {
 
 }  // namespace
 }  // namespace crucible::kernel_synth
+
+namespace crucible::kernel_synth {
+namespace {
+
+json recurrentGraph(int params) {
+  json inputs = {"x", nullptr, nullptr};
+  json paramList = json::array();
+  for (int i = 0; i < params; ++i) {
+    const std::string name = "rnn.p" + std::to_string(i);
+    inputs.push_back(name);
+    paramList.push_back({{"name", name}, {"shape", {32, 8}}, {"dtype", "float32"}});
+  }
+  return {{"inputs", {{{"name", "x"}, {"shape", {4, 6, 8}}, {"dtype", "float32"}}}},
+          {"params", paramList},
+          {"nodes",
+           {node("r", "recurrent", inputs, {4, 6, 8},
+                 {{"mode", "LSTM"},
+                  {"num_layers", 2},
+                  {"hidden_size", 8},
+                  {"bidirectional", false},
+                  {"batch_first", true},
+                  {"bias", true},
+                  {"output", "sequence"}})}},
+          {"outputs", {"r"}}};
+}
+
+TEST(SynthRecurrent, AnLstmIsATimeLoopOverItsCellKernel) {
+  const SynthResult r = synthesizeFromTrace(recurrentGraph(8), source(), {}, "ref.py");
+  ASSERT_EQ(r.candidates.size(), 1u) << (r.unsupported.empty() ? "" : r.unsupported.front());
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("def k0_lstm_cell("), std::string::npos);
+  EXPECT_NE(code.find("for _layer in range(2):"), std::string::npos);
+  EXPECT_NE(code.find("_steps = range(_T) if _d == 0 else range(_T - 1, -1, -1)"),
+            std::string::npos);
+}
+
+TEST(SynthRecurrent, ALayerWhoseParametersDoNotAddUpIsNamed) {
+  const SynthResult r = synthesizeFromTrace(recurrentGraph(6), source(), {}, "ref.py");
+  EXPECT_TRUE(r.candidates.empty());
+  ASSERT_EQ(r.unsupported.size(), 1u);
+  EXPECT_NE(r.unsupported[0].find("recurrent layer"), std::string::npos) << r.unsupported[0];
+}
+
+}  // namespace
+}  // namespace crucible::kernel_synth

@@ -543,6 +543,38 @@ def get_init_inputs():
 '''
 
 
+RECURRENT = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A 2-layer LSTM (batch first) with a linear head on its last step and its last cell state,
+    a bidirectional GRU from a given state returning its final states, and a tanh RNN over a
+    sequence-first input."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(20, 24, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(20, 24, bidirectional=True, batch_first=True)
+        self.rnn = nn.RNN(20, 24)
+        self.head = nn.Linear(24, 5)
+
+    def forward(self, x, h0):
+        out, (h, c) = self.lstm(x)
+        _, hn = self.gru(x, h0)
+        r, _ = self.rnn(x.transpose(0, 1))
+        return self.head(out[:, -1, :]) + c[-1].sum(1, keepdim=True), hn.transpose(0, 1), r
+
+
+def get_inputs():
+    return [torch.randn(3, 7, 20), torch.randn(2, 3, 24)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
 # Reference modules written the way outside references are, by what each covers; `marker` is a
 # line the first candidate must hold (the form the case is about).
 REAL_REFERENCES = {
@@ -551,6 +583,7 @@ REAL_REFERENCES = {
     "losses_and_norms": (LOSSES_AND_NORMS, "norm__part1"),
     "scans_and_products": (SCANS_AND_PRODUCTS, "_multiply"),
     "attention_and_margins": (ATTENTION_AND_MARGINS, "float('-inf')"),
+    "recurrent": (RECURRENT, "k0_lstm_cell"),
 }
 
 

@@ -328,3 +328,19 @@ def test_multi_head_attention_is_one_node_with_its_parameters_and_unused_weights
                                                  "return self.attn(x, x, x)[1]"))
     assert [n["attrs"]["target"] for n in weights["graph"]["nodes"]] == [
         "the attention weights of nn.MultiheadAttention"]
+
+
+def test_recurrent_layers_are_one_node_per_selected_output(tmp_path):
+    source = MULTI_HEAD.replace("self.attn = nn.MultiheadAttention(16, 4, batch_first=True)",
+                                "self.lstm = nn.LSTM(16, 8, num_layers=2, bidirectional=True)")
+    source = source.replace("out, _ = self.attn(x, x, x)\n        return out",
+                            "out, (h, c) = self.lstm(x)\n        return out, c")
+    facts = trace(tmp_path, source)
+    assert facts["error"] is None
+    nodes = facts["graph"]["nodes"]
+    assert [(n["op"], n["attrs"]["output"]) for n in nodes] == [("recurrent", "sequence"),
+                                                               ("recurrent", "c_n")]
+    assert nodes[0]["inputs"][:3] == ["x", None, None] and len(nodes[0]["inputs"]) == 3 + 4 * 4
+    assert nodes[0]["inputs"][3:5] == ["lstm.weight_ih_l0", "lstm.weight_hh_l0"]
+    assert nodes[0]["attrs"]["mode"] == "LSTM" and nodes[0]["attrs"]["bidirectional"] is True
+    assert nodes[1]["shape"] == [4, 5, 8]

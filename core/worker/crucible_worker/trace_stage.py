@@ -720,6 +720,9 @@ class _Converter:
         if isinstance(module, nn.MultiheadAttention):
             self._multi_head_attention(node, module)
             return
+        if isinstance(module, nn.RNNBase):
+            self._recurrent(node, module)
+            return
         entry = MODULES.get(type(module))
         if entry is None:
             self._emit(node, "unknown", self._values_in(node.args),
@@ -766,6 +769,42 @@ class _Converter:
         attrs = {"num_heads": module.num_heads, "batch_first": bool(module.batch_first),
                  "is_causal": bool(bound.get("is_causal", False)), "module": prefix}
         self.tuples[node] = ("multi_head_attention", inputs, attrs, _line_of(node, self.path))
+
+    def _recurrent_output(self, node, source, key):
+        kind, inputs, attrs, line = self.tuples[source]
+        if kind == "recurrent" and key == 1 and attrs["mode"] == "LSTM":
+            self.tuples[node] = ("recurrent_state", inputs, attrs, line)  # (h_n, c_n)
+            return
+        if not isinstance(key, int) or key not in (0, 1):
+            self._emit(node, "unknown", [], {"target": f"output {key!r} of a recurrent layer"})
+            return
+        output = ("sequence", "h_n")[key] if kind == "recurrent" else ("h_n", "c_n")[key]
+        self._emit(node, "recurrent", list(inputs), dict(attrs, output=output), line)
+
+    def _recurrent(self, node, module):
+        """nn.RNN / LSTM / GRU: the sequence output and the final states are a tuple (a tuple in
+        a tuple for LSTM's (h_n, c_n)), so the node waits for a selection; each selected output
+        becomes one `recurrent` node naming which output it is."""
+        why = None
+        if getattr(module, "proj_size", 0):
+            why = "with proj_size"
+        elif module.training and module.num_layers > 1 and module.dropout > 0:
+            why = f"in training mode with dropout={module.dropout} between layers: a random mask"
+        if why is not None:
+            self._emit(node, "unknown", self._values_in(node.args),
+                       {"target": f"nn.{type(module).__name__} {why}"})
+            return
+        hx = node.args[1] if len(node.args) > 1 else node.kwargs.get("hx")
+        states = list(hx) if isinstance(hx, (list, tuple)) else [hx]
+        states = (states + [None, None])[:2]
+        inputs = [self._operand(node.args[0])] + [self._operand(s) for s in states]
+        for name in module._flat_weights_names:
+            inputs.append(self._param(f"{node.target}.{name}"))
+        attrs = {"mode": module.mode, "num_layers": module.num_layers,
+                 "hidden_size": module.hidden_size, "bidirectional": module.bidirectional,
+                 "batch_first": module.batch_first, "bias": module.bias,
+                 "module": node.target}
+        self.tuples[node] = ("recurrent", inputs, attrs, _line_of(node, self.path))
 
     def _call_method(self, node):
         self._call(node, node.target, node.args, node.kwargs)
@@ -940,6 +979,9 @@ class _Converter:
             if kind == "multi_head_attention" and key != 0:
                 self._emit(node, "unknown", [],
                            {"target": "the attention weights of nn.MultiheadAttention"}, line)
+                return
+            if kind in ("recurrent", "recurrent_state"):
+                self._recurrent_output(node, source, key)
                 return
             op = kind if key in (0, "values") else "arg" + kind
             self._emit(node, op, list(inputs), dict(attrs), line)
