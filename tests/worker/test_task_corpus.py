@@ -25,7 +25,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TASKS_DIR = os.path.join(REPO, "resources", "tasks")
 INDEX_PATH = os.path.join(TASKS_DIR, "index.json")
 
-MIN_TASKS = {1: 30, 2: 20, 3: 5}
+MIN_TASKS = {1: 95, 2: 50, 3: 12}
 BATCH_NAMES = ("batch_size", "batch", "B")  # as the reference stage looks them up
 ATOL = 1e-4
 NEAR_FRACTION = 0.7
