@@ -1,11 +1,17 @@
 // Matrix products (linear, matmul, mm, bmm): tl.dot over a K loop, the epilogue applied to the
 // accumulator tile before the single store.
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "core/kernel_synth/lowering_support.h"
 
 namespace crucible::kernel_synth {
+
+namespace {
+/// Products over a longer K accumulate chunk by chunk (matmulKernel).
+constexpr std::int64_t kChunkedK = 4096;
+}  // namespace
 
 std::string dotCall(const Tiling& t) {
   // ieee: full fp32 products (plain TF32 would miss a 1e-4 tolerance on GPUs); tf32x3 splits
@@ -174,9 +180,9 @@ std::string tileAt(const std::string& p, const std::string& pointer) {
          "_sm + rn[None, :] * " + p + "_sn";
 }
 
-/// The K loop's body: the operand tiles loaded and their product accumulated.
-std::string matmulKStep(const MatmulPlan& p) {
-  const std::string b2 = std::string(kBody) + kBody;
+/// The K loop's body: the operand tiles loaded and their product accumulated into `acc`, at
+/// `b2`'s depth.
+std::string matmulKStep(const MatmulPlan& p, const std::string& acc, const std::string& b2) {
   std::ostringstream k;
   k << b2 << "kk = k0 + rk\n";
   k << b2 << "a_at = b0 * a_sb0 + b1 * a_sb1 + rm[:, None] * a_sm + kk[None, :] * a_sk\n"
@@ -191,13 +197,13 @@ std::string matmulKStep(const MatmulPlan& p) {
       << b3 << "# bf16x3's products over the split parts: the two small ones, then hi x hi\n"
       << b3 << "a_lo_tile = tl.load(a_lo + a_at, mask=a_ok, other=0.0)\n"
       << b3 << "b_lo_tile = tl.load(b_lo + b_at, mask=b_ok, other=0.0)\n"
-      << b3 << "acc = tl.dot(a_lo_tile, b_tile, acc)\n"
-      << b3 << "acc = tl.dot(a_tile, b_lo_tile, acc)\n"
-      << b3 << "acc = tl.dot(a_tile, b_tile, acc)\n"
+      << b3 << acc << " = tl.dot(a_lo_tile, b_tile, " << acc << ")\n"
+      << b3 << acc << " = tl.dot(a_tile, b_lo_tile, " << acc << ")\n"
+      << b3 << acc << " = tl.dot(a_tile, b_tile, " << acc << ")\n"
       << b2 << "else:\n"
-      << b3 << "acc += " << dotCall(p.t) << "\n";
+      << b3 << acc << " += " << dotCall(p.t) << "\n";
   } else {
-    k << b2 << "acc += " << dotCall(p.t) << "\n";
+    k << b2 << acc << " += " << dotCall(p.t) << "\n";
   }
   return k.str();
 }
@@ -218,8 +224,24 @@ std::string matmulKernel(const MatmulPlan& p) {
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
   k << kBody << "rk = tl.arange(0, BLOCK_K)\n";
   k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
-  k << kBody << "for k0 in range(0, K, BLOCK_K):\n";
-  k << matmulKStep(p);
+  const std::int64_t depth = p.as.empty() ? 0 : p.as.back();
+  const std::string b2 = std::string(kBody) + kBody;
+  if (depth > kChunkedK) {
+    // A long K in fp32 one tile after another loses about K roundings' worth; sums of chunks of
+    // about sqrt(K), added up in turn, lose about 2 sqrt(K), as libraries' blocked sums do.
+    const std::int64_t chunk =
+        std::max<std::int64_t>(1,
+                               std::llround(std::sqrt(static_cast<double>(depth)) / p.t.blockK)) *
+        p.t.blockK;
+    k << kBody << "for kc in range(0, K, " << chunk << "):\n";
+    k << b2 << "part = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+    k << b2 << "for k0 in range(kc, kc + " << chunk << ", BLOCK_K):\n";
+    k << matmulKStep(p, "part", b2 + kBody);
+    k << b2 << "acc += part\n";
+  } else {
+    k << kBody << "for k0 in range(0, K, BLOCK_K):\n";
+    k << matmulKStep(p, "acc", b2);
+  }
   k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < N)\n";
   for (const auto& o : p.ops) {
     k << kBody << o.arg << " = tl.load(" << tileAt(o.arg, "p_" + o.arg) << ", mask=mask, other=0.0)"

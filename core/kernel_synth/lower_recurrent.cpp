@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 constexpr int kBlockB = 16, kBlockH = 32, kBlockK = 32;  // cell: batch rows, hidden units, K
-constexpr int kProjM = 64, kProjG = 64, kProjK = 32;      // input projection tiles
+constexpr int kProjM = 64, kProjG = 64, kProjK = 32;     // input projection tiles
 
 std::string tanhOf(const std::string& x) {
   return "(2.0 * tl.sigmoid(2.0 * (" + x + ")) - 1.0)";
@@ -63,10 +63,9 @@ std::string cellKernel(const std::string& name, const std::string& mode) {
   const bool lstm = mode == "LSTM";
   std::ostringstream k;
   k << "@triton.jit\n"
-    << "def " << name << "(pre, pre_sn, h, h_sn, h_sk, "
-    << (lstm ? "c, c_sn, c_sk, " : "")
-    << "w, w_sg, w_sk, bias, h_out, ho_sn, " << (lstm ? "c_out, co_sn, " : "")
-    << "hn, hn_sn, " << (lstm ? "cn, cn_sn, " : "")
+    << "def " << name << "(pre, pre_sn, h, h_sn, h_sk, " << (lstm ? "c, c_sn, c_sk, " : "")
+    << "w, w_sg, w_sk, bias, h_out, ho_sn, " << (lstm ? "c_out, co_sn, " : "") << "hn, hn_sn, "
+    << (lstm ? "cn, cn_sn, " : "")
     << "N, H, last, BLOCK_B: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr):\n";
   k << b << "# one step of " << mode << " for a BLOCK_B x BLOCK_H tile of (batch, hidden unit)\n";
   k << b << "rb = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)\n";
@@ -77,8 +76,9 @@ std::string cellKernel(const std::string& name, const std::string& mode) {
   k << b << "# the previous state times W_hh, gate by gate (rows g * H + unit of W_hh)\n";
   k << b << "for k0 in range(0, H, BLOCK_K):\n";
   k << bb << "rk = k0 + tl.arange(0, BLOCK_K)\n";
-  k << bb << "hk = tl.load(h + rb[:, None] * h_sn + rk[None, :] * h_sk, mask=(rb[:, None] < N) & "
-             "(rk[None, :] < H), other=0.0)\n";
+  k << bb
+    << "hk = tl.load(h + rb[:, None] * h_sn + rk[None, :] * h_sk, mask=(rb[:, None] < N) & "
+       "(rk[None, :] < H), other=0.0)\n";
   k << bb << "wmask = (rk[:, None] < H) & (rh[None, :] < H)\n";
   for (int g = 0; g < gates; ++g) {
     k << bb << "w" << g << " = tl.load(w + (" << g
@@ -105,14 +105,14 @@ std::string cellKernel(const std::string& name, const std::string& mode) {
     k << b << "h_new = (1.0 - update) * cand + update * h_prev\n";
   } else {
     k << b << "h_new = "
-      << (mode == "RNN_RELU" ? std::string("tl.maximum(x0 + r0, 0.0)") : tanhOf("x0 + r0"))
-      << "\n";
+      << (mode == "RNN_RELU" ? std::string("tl.maximum(x0 + r0, 0.0)") : tanhOf("x0 + r0")) << "\n";
   }
   k << b << "tl.store(h_out + rb[:, None] * ho_sn + rh[None, :], h_new, mask=ok)\n";
   if (lstm) k << b << "tl.store(c_out + rb[:, None] * co_sn + rh[None, :], c_new, mask=ok)\n";
   k << b << "# the last step also writes the final states\n";
   k << b << "tl.store(hn + rb[:, None] * hn_sn + rh[None, :], h_new, mask=ok & (last != 0))\n";
-  if (lstm) k << b << "tl.store(cn + rb[:, None] * cn_sn + rh[None, :], c_new, mask=ok & (last != 0))\n";
+  if (lstm)
+    k << b << "tl.store(cn + rb[:, None] * cn_sn + rh[None, :], c_new, mask=ok & (last != 0))\n";
   k << "\n\n";
   return k.str();
 }
@@ -123,7 +123,8 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
   const auto& [g, group, index, t, host] = in;
   const OpNode& n = g.nodes[group.nodes.front()];
   const std::string mode = n.attrs.value("mode", std::string());
-  const json layersAttr = n.attrs.value("num_layers", json()), hidden = n.attrs.value("hidden_size", json());
+  const json layersAttr = n.attrs.value("num_layers", json()),
+             hidden = n.attrs.value("hidden_size", json());
   if ((mode != "LSTM" && mode != "GRU" && mode != "RNN_TANH" && mode != "RNN_RELU") ||
       !layersAttr.is_number_integer() || !hidden.is_number_integer()) {
     why = "recurrent layer " + mode + " (line " + std::to_string(n.line) + ")";
@@ -142,8 +143,11 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
     return std::nullopt;
   }
   const std::string i = std::to_string(index), h = std::to_string(hidden.get<int>());
-  const std::string proj = "k" + i + "_projection", cell = "k" + i + "_" + 
-                           (lstm ? "lstm" : mode == "GRU" ? "gru" : "rnn") + "_cell";
+  const std::string proj = "k" + i + "_projection", cell = "k" + i + "_" +
+                                                           (lstm            ? "lstm"
+                                                            : mode == "GRU" ? "gru"
+                                                                            : "rnn") +
+                                                           "_cell";
   const std::string x = host.value(n.inputs[0].ref), dev = host.device, f32 = "torch.float32";
   auto param = [&](std::size_t k) { return host.value(n.inputs[k].ref); };
   std::ostringstream hst;
@@ -153,17 +157,17 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
   hst << H << "_seq = " << x << (batchFirst ? "" : ".transpose(0, 1)") << "  # (N, T, features)\n";
   hst << H << "_N, _T, _H = _seq.shape[0], _seq.shape[1], " << h << "\n";
   hst << H << "_zero_h = torch.zeros((_N, _H), device=" << dev << ", dtype=" << f32 << ")\n";
-  if (!bias) hst << H << "_no_bias = torch.zeros((" << gates << " * _H,), device=" << dev
-                 << ", dtype=" << f32 << ")\n";
+  if (!bias)
+    hst << H << "_no_bias = torch.zeros((" << gates << " * _H,), device=" << dev
+        << ", dtype=" << f32 << ")\n";
   hst << H << "_h0 = " << (n.inputs[1].isRef() ? host.value(n.inputs[1].ref) : "None") << "\n";
-  if (lstm) hst << H << "_c0 = " << (n.inputs[2].isRef() ? host.value(n.inputs[2].ref) : "None")
-                << "\n";
+  if (lstm)
+    hst << H << "_c0 = " << (n.inputs[2].isRef() ? host.value(n.inputs[2].ref) : "None") << "\n";
   hst << H << "_weights = [";
   for (int l = 0; l < layers * dirs; ++l) {
     const std::size_t at = 3 + perLayer * l;
-    hst << "(" << param(at) << ", " << param(at + 1) << ", "
-        << (bias ? param(at + 2) : "_no_bias") << ", " << (bias ? param(at + 3) : "_no_bias")
-        << "), ";
+    hst << "(" << param(at) << ", " << param(at + 1) << ", " << (bias ? param(at + 2) : "_no_bias")
+        << ", " << (bias ? param(at + 3) : "_no_bias") << "), ";
   }
   hst << "]\n";
   hst << H << "_hn = torch.empty((" << layers * dirs << ", _N, _H), device=" << dev
@@ -179,7 +183,8 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
   hst << B2 << "_pre = torch.empty((_N * _T, " << gates << " * _H), device=" << dev
       << ", dtype=" << f32 << ")\n";
   hst << B2 << proj << "[(triton.cdiv(_N * _T, " << kProjM << "), triton.cdiv(" << gates
-      << " * _H, " << kProjG << "))](_seq, *_seq.stride(), _w_ih, *_w_ih.stride(), _b_ih, _pre, "
+      << " * _H, " << kProjG
+      << "))](_seq, *_seq.stride(), _w_ih, *_w_ih.stride(), _b_ih, _pre, "
          "_T, _N * _T, "
       << gates << " * _H, _seq.shape[2], BLOCK_M=" << kProjM << ", BLOCK_G=" << kProjG
       << ", BLOCK_K=" << kProjK << ")\n";

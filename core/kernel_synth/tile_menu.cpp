@@ -87,15 +87,16 @@ TileMenu menuFor(const std::string& backend) {
     return {{pw(1024, 4), pw(2048, 8), pw(4096, 8), pw(512, 4), pw(1024, 8), pw(8192, 16),
              pw(2048, 4), pw(256, 2)},
             {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
-            // Products: tf32x3 128x128, then bf16x3 64x128 over operands split beforehand, then
-            // exact (ieee) 64x64. bf16x3 is the faster on most level-2 products, but it misses
-            // the 1e-4 tolerance where products are summed further, and like tf32x3 on products
-            // of unit-normal inputs whose outputs spread over sqrt(K): those need the exact
-            // tiling, third. tf32x3 stays first, so that one sample keeps the most accurate fast
-            // form (docs/PERFORMANCE.md, "Built-in synthesizer", has the per-task figures).
-            {mm(128, 128, 32, 8, 3, 8, x3), mm(64, 128, 32, 4, 4, 8, bf), mm(64, 64, 32, 4, 3, 8),
-             mm(128, 64, 32, 4, 4, 8, x3), mm(128, 128, 32, 8, 3, 8, bf), mm(64, 128, 32, 4, 4, 8),
-             mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
+            // Products: tf32x3 128x128 and 128x64, then bf16x3 64x128 over operands split
+            // beforehand, then exact (ieee) 64x64. bf16x3 is the faster on most level-2
+            // products, but its parts keep 16 of fp32's 24 bits: on unit-normal operands its
+            // error already reaches the 1e-4 tolerance at K of a few dozen, and misses it where
+            // products are summed further. So both tf32x3 tilings come first, and the exact
+            // tiling is there for products whose outputs spread over sqrt(K)
+            // (docs/PERFORMANCE.md, "Built-in synthesizer", has the per-task figures).
+            {mm(128, 128, 32, 8, 3, 8, x3), mm(128, 64, 32, 4, 4, 8, x3),
+             mm(64, 128, 32, 4, 4, 8, bf), mm(64, 64, 32, 4, 3, 8), mm(128, 128, 32, 8, 3, 8, bf),
+             mm(64, 128, 32, 4, 4, 8), mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
             // Channels-last implicit GEMM over operands split into bfloat16 parts first:
             // 128x128x64 in 3 stages, with 8 warps for wide channel counts and 4 for narrow ones,
             // is the fastest form the study finds (docs/studies/split_tf32_study.py

@@ -120,6 +120,16 @@ constexpr std::array kCatalogue = {
     OpSpec{"binary_cross_entropy_with_logits",
            "F.binary_cross_entropy_with_logits({0}, torch.sigmoid({1}), reduction='none')", 2,
            R::Equal, 1, kMaxRank, 8},
+    // Appended after the first catalogue, so that its seeds keep their programs. Products run
+    // over factors near 1, which neither vanish nor overflow along a dim.
+    OpSpec{"tanhshrink", "F.tanhshrink({0})", 1, R::Same, 1, kMaxRank, 5},
+    OpSpec{"hardshrink", "F.hardshrink({0}, lambd=0.25)", 1, R::Same, 1, kMaxRank, 2},
+    OpSpec{"softshrink", "F.softshrink({0}, lambd=0.25)", 1, R::Same, 1, kMaxRank, 2},
+    OpSpec{"where", "torch.where({0} > 0, {0}, {1})", 2, R::Broadcast, 1, kMaxRank, 2},
+    OpSpec{"prod", "torch.prod(1.0 + 0.05 * {0}, dim={dim}, keepdim={keepdim})", 1, R::Reduce, 1,
+           kMaxRank, 3, 2},
+    OpSpec{"cumprod", "torch.cumprod(1.0 + 0.05 * {0}, dim={dim})", 1, R::SameAlongDim, 1, kMaxRank,
+           3, 2},
 };
 
 }  // namespace

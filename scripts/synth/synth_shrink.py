@@ -10,17 +10,31 @@ SIZE_NAMES = {"dim", "dim1", "dim2", "features", "in_features", "out_features", 
               "length", "m", "n", "k", "head_dim", "num_classes", "reduce_size"}
 
 
-def cap(match):
-    name, value = match.group(1), int(match.group(2))
-    limit = CAPS.get(name, 48 if name in SIZE_NAMES else None)
-    return f"{name} = {value if limit is None else min(value, limit)}"
+CHANNELS = {"channels", "in_channels", "out_channels"}
+
+
+def capper(source):
+    """The substitution for one file: channel counts stay multiples of a `groups` constant (which
+    is capped with them), so a grouped convolution still divides its channels."""
+    found = re.search(r"^groups = (\d+)$", source, flags=re.M)
+    groups = min(int(found.group(1)), CAPS["channels"]) if found else 1
+
+    def cap(match):
+        name, value = match.group(1), int(match.group(2))
+        if name == "groups":
+            return f"groups = {groups}"
+        limit = CAPS.get(name, 48 if name in SIZE_NAMES else None)
+        if name in CHANNELS:
+            limit = max(groups, limit // groups * groups)
+        return f"{name} = {value if limit is None else min(value, limit)}"
+    return cap
 
 
 def main(task, out):
     with open(task, encoding="utf-8") as f:
         source = f.read()
     with open(out, "w", encoding="utf-8") as f:
-        f.write(re.sub(r"^([a-z_0-9]+) = (\d+)$", cap, source, flags=re.M))
+        f.write(re.sub(r"^([a-z_0-9]+) = (\d+)$", capper(source), source, flags=re.M))
 
 
 if __name__ == "__main__":

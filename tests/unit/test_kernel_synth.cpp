@@ -284,14 +284,30 @@ TEST(SynthCodegen, HalfPrecisionConvolutionsAreNotSplit) {
             std::string::npos);
 }
 
+TEST(SynthCodegen, ALongKIsSummedInChunksOfAboutItsSquareRoot) {
+  json g = linearGraph();
+  g["inputs"][0]["shape"] = {8, 16384};
+  g["params"][0]["shape"] = {32, 16384};
+  g["alt_shapes"]["x"] = {9, 16384};
+  const std::string code = synthFor(g, "opencl", 1).candidates.at(0).code;
+  // sqrt(16384) = 128: two BLOCK_K of 64
+  EXPECT_NE(code.find("for kc in range(0, K, 128):"), std::string::npos) << code;
+  EXPECT_NE(code.find("for k0 in range(kc, kc + 128, BLOCK_K):"), std::string::npos);
+  EXPECT_NE(code.find("acc += part"), std::string::npos);
+  const std::string shortK = synthFor(linearGraph(), "opencl", 1).candidates.at(0).code;
+  EXPECT_EQ(shortK.find("part"), std::string::npos);
+}
+
 TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
-  // tf32x3 first; then bf16x3 over parts a split kernel writes in each operand's own layout,
-  // with tl.dot's tf32x3 kept in the kernel for operands that are not dense; then exact.
-  const SynthResult r = synthFor(linearGraph(), "cuda", 3);
-  ASSERT_EQ(r.candidates.size(), 3u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  // tf32x3 in two tilings first; then bf16x3 over parts a split kernel writes in each operand's
+  // own layout, with tl.dot's tf32x3 kept in the kernel for operands that are not dense; then
+  // exact.
+  const SynthResult r = synthFor(linearGraph(), "cuda", 4);
+  ASSERT_EQ(r.candidates.size(), 4u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
   EXPECT_EQ(r.candidates[0].code.find("bfloat16"), std::string::npos);
-  EXPECT_NE(r.candidates[2].code.find("input_precision=\"ieee\""), std::string::npos);
-  const std::string& split = r.candidates[1].code;
+  EXPECT_EQ(r.candidates[1].code.find("bfloat16"), std::string::npos);
+  EXPECT_NE(r.candidates[3].code.find("input_precision=\"ieee\""), std::string::npos);
+  const std::string& split = r.candidates[2].code;
   for (const char* line :
        {"def k0_split(src, hi_p, lo_p, n, BLOCK: tl.constexpr):", "hi = v.to(tl.bfloat16)",
         "rest = v - hi.to(tl.float32)", "_split = _dense(_a) and _dense(_b)",
@@ -302,7 +318,7 @@ TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
         "acc += tl.dot(a_tile, b_tile, input_precision=\"tf32x3\")", "SPLIT=_split"}) {
     EXPECT_NE(split.find(line), std::string::npos) << line;
   }
-  EXPECT_NE(r.candidates[1].label.find("bf16x3-split"), std::string::npos);
+  EXPECT_NE(r.candidates[2].label.find("bf16x3-split"), std::string::npos);
   // 4 stages of (64 x 32 + 32 x 128) elements, two bfloat16 parts each, where they fit
   EXPECT_NE(split.find("num_stages=_stages(4, 24576, _a.device)"), std::string::npos);
   // Half-precision products are not split.

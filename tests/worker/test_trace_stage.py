@@ -344,3 +344,27 @@ def test_recurrent_layers_are_one_node_per_selected_output(tmp_path):
     assert nodes[0]["inputs"][3:5] == ["lstm.weight_ih_l0", "lstm.weight_hh_l0"]
     assert nodes[0]["attrs"]["mode"] == "LSTM" and nodes[0]["attrs"]["bidirectional"] is True
     assert nodes[1]["shape"] == [4, 5, 8]
+
+
+def test_narrow_is_an_index_view_whatever_computes_its_length(tmp_path):
+    nodes = nodes_ending_with(tmp_path, "n = y.size(1)\n"
+                              "        return y.narrow(1, 0, n - 1), torch.narrow(y, -1, -3, 2)")
+    assert [n["attrs"]["key"] for n in nodes if n["op"] == "index"] == [":, 0:7", ":, 5:7"]
+
+
+def test_a_buffer_sliced_by_traced_sizes_and_inverted_is_a_view_and_a_logical_not(tmp_path):
+    source = REFERENCE.replace("self.extra = nn.Parameter(torch.zeros(dim))",
+                               "self.extra = nn.Parameter(torch.zeros(dim))\n"
+                               "        self.register_buffer('keep', torch.ones(8, 8).tril() > 0)")
+    source = source.replace("return torch.softmax(y - z, dim=-1), x.T",
+                            "t = x.size(1)\n"
+                            "        return y.masked_fill(~self.keep[:t, :t][:4], 0.0), x.T")
+    facts = trace(tmp_path, source)
+    assert facts["error"] is None and facts["graph"]["tracer"] == "fx"
+    nodes = facts["graph"]["nodes"]
+    square, rows = [n for n in nodes if n["op"] == "index"]
+    assert square["inputs"] == ["keep"] and square["attrs"]["key"] == ":8, :8"
+    assert rows["attrs"]["key"] == ":4"
+    assert [n["inputs"] for n in nodes if n["op"] == "logical_not"] == [[rows["name"]]]
+    assert {"name": "keep", "shape": [8, 8], "dtype": "bool", "kind": "buffer"} in \
+        facts["graph"]["params"]

@@ -184,7 +184,7 @@ OPERATORS = {
     operator.mul: "mul", operator.imul: "mul", operator.truediv: "div", operator.itruediv: "div",
     operator.neg: "neg", operator.pow: "pow", operator.matmul: "matmul",
     operator.eq: "eq", operator.ne: "ne", operator.gt: "gt", operator.ge: "ge",
-    operator.lt: "lt", operator.le: "le",
+    operator.lt: "lt", operator.le: "le", operator.invert: "invert",
 }
 
 # Names that are another spelling of a canonical op (torch.*, F.*, Tensor methods, aten).
@@ -410,6 +410,9 @@ class _Tracer(torch.fx.Tracer):
     def __init__(self):
         super().__init__()
         self.record_stack_traces = True
+        # buffers as graph values, so that forward may slice them by traced sizes
+        # (`self.mask[:t, :t]`) as it does parameters
+        self.proxy_buffer_attributes = True
 
 
 # Factory functions fx cannot follow when a size is traced (`torch.ones(t, t)` with t from
@@ -479,7 +482,7 @@ def trace_model(model, inputs, path):
                          f"torch.export: {error.message[:300]})")
         raise error from exc
     result = _Converter(exported.graph_module, path, "export",
-                        signature=exported.graph_signature).convert()
+                        signature=exported.graph_signature, root=model).convert()
     result["fx_error"] = fx_error[:2000]
     return result, None
 
@@ -499,8 +502,12 @@ def _line_of(node, path):
 
 def _basic_index(key):
     """A basic index (ints, constant slices, None, Ellipsis, or a tuple of them) as the Python
-    text between the brackets; None for anything else (tensors, traced values)."""
+    text between the brackets; None for anything else (tensors, traced values). Sizes forward
+    computed (`[:t, :t]` with t from x.size(1)) count as their traced value."""
     def one(k):
+        k = _host_value(k) if isinstance(k, torch.fx.Node) else k
+        if isinstance(k, slice):
+            k = slice(*(_host_value(p) for p in (k.start, k.stop, k.step)))
         if isinstance(k, bool):
             return None
         if isinstance(k, int):
@@ -611,8 +618,9 @@ def _jsonable(value):
 
 
 class _Converter:
-    def __init__(self, gm, path, tracer, signature=None):
+    def __init__(self, gm, path, tracer, signature=None, root=None):
         self.gm = gm
+        self.root = root if root is not None else gm  # where parameters and buffers live
         self.path = path
         self.tracer = tracer
         self.names = {}      # fx node -> value name in the JSON (or a constant)
@@ -642,7 +650,7 @@ class _Converter:
 
     def _param(self, target):
         if target not in self.params:
-            value = self.gm
+            value = self.root
             for part in target.split("."):
                 value = getattr(value, part)
             if not isinstance(value, torch.Tensor):
@@ -841,6 +849,13 @@ class _Converter:
         if op == "to_dtype":
             self._emit(node, "to_dtype", [self._operand(args[0])], {})
             return
+        if op in ("invert", "bitwise_not"):  # `~mask`: a logical not of booleans only
+            value = args[0] if args else None
+            dtype = self._meta(value)[1] if isinstance(value, torch.fx.Node) else None
+            self._emit(node, "logical_not" if dtype == "bool" else "unknown",
+                       [self._operand(value)], {} if dtype == "bool" else {"target": "~ of "
+                                                                           f"{dtype} values"})
+            return
         if op in DROPOUTS:
             bound = dict(zip(DROPOUTS[op], args))
             bound.update({("input" if k == "self" else k): v for k, v in kwargs.items()})
@@ -860,6 +875,9 @@ class _Converter:
                 return
         if op == "einsum":
             self._einsum(node, args)
+            return
+        if op == "narrow":
+            self._narrow(node, args, kwargs)
             return
         if op in ("cat", "stack"):
             bound = dict(zip(["tensors", "dim"], args))
@@ -937,6 +955,22 @@ class _Converter:
         prefix = ":, " * dim
         keys = [prefix + (str(b) if op == "unbind" else f"{b[0]}:{b[1]}") for b in bounds]
         self.pieces[node] = (source, keys, _line_of(node, self.path))
+
+    def _narrow(self, node, args, kwargs):
+        """x.narrow(dim, start, length): a basic-index view along `dim`."""
+        bound = dict(zip(["input", "dim", "start", "length"], args))
+        bound.update(kwargs)
+        source = bound.get("input")
+        dim, start, length = (_host_value(bound.get(k)) for k in ("dim", "start", "length"))
+        shape = self._meta(source)[0] if isinstance(source, torch.fx.Node) else None
+        if shape is None or not all(isinstance(v, int) for v in (dim, start, length)):
+            self._emit(node, "unknown", self._values_in(args), {"target": "narrow with a "
+                                                                          "computed size"})
+            return
+        dim %= len(shape)
+        start += shape[dim] if start < 0 else 0
+        self._emit(node, "index", [self._operand(source)],
+                   {"key": ":, " * dim + f"{start}:{start + length}"})
 
     def _einsum(self, node, args):
         """A two-operand einsum that is a matrix product (`bijl,lk->bijk`, `bik,bkj->bij`,
