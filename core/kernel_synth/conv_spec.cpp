@@ -25,7 +25,7 @@ std::string ConvSpec::outputCoordinates(const std::string& index) const {
 }
 
 bool ConvSpec::channelsLastApplies() const {
-  if (!gemmApplies()) return false;
+  if (!gemmApplies() || spatial > 2) return false;
   if (kind == Kind::Conv) return true;
   for (int d : dil) {
     if (d != 1) return false;
@@ -58,6 +58,7 @@ ConvSpec::Kind kindOf(const std::string& op) {
   if (op.rfind("conv_transpose", 0) == 0) return ConvSpec::Kind::Transposed;
   if (op.rfind("max_pool", 0) == 0) return ConvSpec::Kind::MaxPool;
   if (op.rfind("adaptive_avg_pool", 0) == 0) return ConvSpec::Kind::AdaptiveAvgPool;
+  if (op.rfind("adaptive_max_pool", 0) == 0) return ConvSpec::Kind::AdaptiveMaxPool;
   if (op.rfind("avg_pool", 0) == 0) return ConvSpec::Kind::AvgPool;
   return ConvSpec::Kind::Conv;
 }
@@ -77,7 +78,8 @@ int largestAdaptiveWindow(std::int64_t in, std::int64_t out) {
 std::optional<ConvSpec> convSpec(const OpGraph& g, const OpNode& cv, std::string& why) {
   ConvSpec s;
   s.kind = kindOf(cv.op);
-  s.spatial = cv.op.size() > 2 && cv.op.compare(cv.op.size() - 2, 2, "1d") == 0 ? 1 : 2;
+  const char last = cv.op.size() > 2 ? cv.op[cv.op.size() - 2] : '2';
+  s.spatial = last == '1' ? 1 : last == '3' ? 3 : 2;
   const int sd = s.spatial, rank = sd + 2;
   if (cv.inputs.empty() || !cv.inputs[0].isRef() ||
       (!s.pool() && (cv.inputs.size() < 2 || !cv.inputs[1].isRef()))) {
@@ -94,6 +96,10 @@ std::optional<ConvSpec> convSpec(const OpGraph& g, const OpNode& cv, std::string
     why = cv.op + " with padding=" + cv.attrs["padding"].dump();
     return std::nullopt;
   }
+  if (cv.attrs.value("return_indices", json(false)) == json(true)) {
+    why = cv.op + " with return_indices";
+    return std::nullopt;
+  }
   if (cv.attrs.value("ceil_mode", json(false)) == json(true)) {
     why = cv.op + " with ceil_mode";
     return std::nullopt;
@@ -104,7 +110,7 @@ std::optional<ConvSpec> convSpec(const OpGraph& g, const OpNode& cv, std::string
     why = cv.op + " with count_include_pad=False or a divisor_override";
     return std::nullopt;
   }
-  if (s.kind == ConvSpec::Kind::AdaptiveAvgPool) {
+  if (s.adaptive()) {
     for (int i = 0; i < sd; ++i) {
       if (cv.shape[2 + i] <= 0) {
         why = cv.op + " to an empty output";

@@ -11,21 +11,25 @@
 namespace crucible::kernel_synth {
 
 struct ConvSpec {
-  enum class Kind { Conv, Transposed, MaxPool, AvgPool, AdaptiveAvgPool };
+  enum class Kind { Conv, Transposed, MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool };
   Kind kind = Kind::Conv;
-  int spatial = 2;                            // spatial dims (1 or 2)
+  int spatial = 2;                            // spatial dims (1, 2 or 3)
   std::vector<int> window, stride, pad, dil;  // adaptive: window is the largest window
   std::string input, weight, bias;            // value names; weight/bias empty when absent
   int groups = 1;
   bool pool() const { return kind != Kind::Conv && kind != Kind::Transposed; }
+  /// Adaptive pools: each output's window from the input and output extents.
+  bool adaptive() const { return kind == Kind::AdaptiveAvgPool || kind == Kind::AdaptiveMaxPool; }
+  bool takesMax() const { return kind == Kind::MaxPool || kind == Kind::AdaptiveMaxPool; }
   int windowSize() const;
   /// Implicit GEMM (lower_conv_gemm.cpp) covers ungrouped convolutions, transposed or not.
   bool gemmApplies() const { return !pool() && groups == 1; }
-  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those, transposed ones only without
-  /// dilation (their taps then fall into one class per output position modulo the stride).
+  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those over 1 or 2 spatial dims,
+  /// transposed ones only without dilation (their taps then fall into one class per output
+  /// position modulo the stride).
   bool channelsLastApplies() const;
-  /// The kernel's name for spatial dim i: "h", "w" (2-D) or "w" (1-D).
-  std::string axis(int i) const { return spatial == 1 || i == 1 ? "w" : "h"; }
+  /// The kernel's name for spatial dim i: "d", "h", "w" (3-D), "h", "w" (2-D) or "w" (1-D).
+  std::string axis(int i) const { return std::string(1, "dhw"[3 - spatial + i]); }
   /// Kernel lines taking `index` apart into output coordinates o<axis> (the last fastest), with
   /// what is left (channel and batch) in `rem`.
   std::string outputCoordinates(const std::string& index) const;

@@ -31,7 +31,7 @@ std::string windowLoops(const ConvSpec& s, std::string indent) {
       k << indent << "t" << n << " = o" << n << " + P" << n << " - k" << n << " * D" << n << "\n";
       k << indent << "i" << n << " = t" << n << " // S" << n << "\n";
       ok += " & (t" + n + " >= 0) & (i" + n + " * S" + n + " == t" + n + ")";
-    } else if (s.kind == Kind::AdaptiveAvgPool) {
+    } else if (s.adaptive()) {
       k << indent << "i" << n << " = start" << n << " + k" << n << "\n";
       ok += " & (i" + n + " < end" + n + ")";
     } else {
@@ -43,7 +43,7 @@ std::string windowLoops(const ConvSpec& s, std::string indent) {
     xAddr += " + i" + n + " * x_s" + d;
     wAddr += " + k" + n + " * w_s" + d;
   }
-  if (s.kind == Kind::MaxPool) {
+  if (s.takesMax()) {
     k << indent << "xv = tl.load(" << xAddr << ", mask=" << ok << ", other=float('-inf'))\n";
     k << indent << "acc = tl.maximum(acc, xv)\n";
   } else if (s.pool()) {
@@ -116,7 +116,7 @@ std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why)
   k << sig.def(name);
   k << kBody << "# " << nodeList(g, group);
   if (s.pool()) {
-    k << ": one output element per lane, " << (s.kind == Kind::MaxPool ? "the max" : "the mean")
+    k << ": one output element per lane, " << (s.takesMax() ? "the max" : "the mean")
       << " over its window\n"
       << kBody << "# (out-of-range taps are padding).\n";
   } else {
@@ -129,8 +129,9 @@ std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why)
   k << kBody << "mask = offs < n_elements\n";
   k << s.outputCoordinates("offs");
   k << kBody << "co = rem % C_OUT\n" << kBody << "bi = rem // C_OUT\n";
-  if (s.kind == Kind::AdaptiveAvgPool) {
-    // Output o averages inputs [floor(o * I / O), ceil((o + 1) * I / O)): windows may differ.
+  if (s.adaptive()) {
+    // Output o averages (or takes the max of) inputs [floor(o * I / O), ceil((o + 1) * I / O)):
+    // windows may differ.
     std::string count;
     for (int i = 0; i < sd; ++i) {
       const std::string n = s.axis(i);
@@ -143,7 +144,7 @@ std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why)
   }
   std::string indent = kBody;
   if (s.pool()) {
-    k << kBody << "acc = tl.full((BLOCK,), " << (s.kind == Kind::MaxPool ? "float('-inf')" : "0.0")
+    k << kBody << "acc = tl.full((BLOCK,), " << (s.takesMax() ? "float('-inf')" : "0.0")
       << ", dtype=tl.float32)\n";
   } else {
     k << kBody << "first = (co // COUT_G) * CIN_G  # the group's first input channel\n";

@@ -37,9 +37,24 @@ const std::set<std::string> kRow = {
     "log_softmax",   "layer_norm", "cumsum",     "cumprod",       "cosine_similarity",
     "cross_entropy", "var",        "group_norm", "instance_norm", "prod"};
 const std::set<std::string> kMatmul = {"linear", "matmul", "bmm", "mm"};
-const std::set<std::string> kConv = {
-    "conv1d",     "conv2d",     "conv_transpose1d", "conv_transpose2d",    "max_pool1d",
-    "max_pool2d", "avg_pool1d", "avg_pool2d",       "adaptive_avg_pool1d", "adaptive_avg_pool2d"};
+const std::set<std::string> kConv = {"conv1d",
+                                     "conv2d",
+                                     "conv3d",
+                                     "conv_transpose1d",
+                                     "conv_transpose2d",
+                                     "conv_transpose3d",
+                                     "max_pool1d",
+                                     "max_pool2d",
+                                     "max_pool3d",
+                                     "avg_pool1d",
+                                     "avg_pool2d",
+                                     "avg_pool3d",
+                                     "adaptive_avg_pool1d",
+                                     "adaptive_avg_pool2d",
+                                     "adaptive_avg_pool3d",
+                                     "adaptive_max_pool1d",
+                                     "adaptive_max_pool2d",
+                                     "adaptive_max_pool3d"};
 const std::set<std::string> kView = {"transpose", "permute",  "reshape",    "flatten",
                                      "unsqueeze", "squeeze",  "contiguous", "t",
                                      "index",     "diagonal", "expand",     "expand_as"};

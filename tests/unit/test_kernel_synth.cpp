@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/kernel_synth/conv_spec.h"
 #include "core/kernel_synth/op_graph.h"
 #include "core/kernel_synth/partition.h"
 #include "core/kernel_synth/pointwise_expr.h"
@@ -598,6 +599,40 @@ TEST(SynthRecurrent, ALayerWhoseParametersDoNotAddUpIsNamed) {
   EXPECT_TRUE(r.candidates.empty());
   ASSERT_EQ(r.unsupported.size(), 1u);
   EXPECT_NE(r.unsupported[0].find("recurrent layer"), std::string::npos) << r.unsupported[0];
+}
+
+}  // namespace
+}  // namespace crucible::kernel_synth
+
+namespace crucible::kernel_synth {
+namespace {
+
+TEST(SynthConvSpec, VolumesHaveThreeAxesAndAdaptiveMaxPoolsTheirWindows) {
+  json g = {
+      {"inputs", {{{"name", "x"}, {"shape", {2, 4, 6, 7, 9}}, {"dtype", "float32"}}}},
+      {"params", {{{"name", "w"}, {"shape", {8, 4, 3, 1, 2}}, {"dtype", "float32"}}}},
+      {"nodes",
+       {node("c", "conv3d", {"x", "w", nullptr}, {2, 8, 3, 7, 8},
+             {{"stride", {2, 1, 1}}, {"padding", {0, 0, 0}}, {"dilation", 1}, {"groups", 1}}),
+        node("p", "adaptive_max_pool3d", {"c"}, {2, 8, 2, 3, 4}, {{"output_size", {2, 3, 4}}}),
+        node("q", "adaptive_max_pool3d", {"c"}, {2, 8, 2, 3, 4},
+             {{"output_size", {2, 3, 4}}, {"return_indices", true}})}},
+      {"outputs", {"p"}}};
+  const OpGraph graph = parseGraph(g);
+  std::string why;
+  const auto conv = convSpec(graph, graph.nodes[0], why);
+  ASSERT_TRUE(conv) << why;
+  EXPECT_EQ(conv->spatial, 3);
+  EXPECT_EQ(conv->axis(0) + conv->axis(1) + conv->axis(2), "dhw");
+  EXPECT_EQ(conv->window, (std::vector<int>{3, 1, 2}));
+  EXPECT_TRUE(conv->gemmApplies());
+  EXPECT_FALSE(conv->channelsLastApplies());  // the channels-last copies are 1-D and 2-D
+  const auto pool = convSpec(graph, graph.nodes[1], why);
+  ASSERT_TRUE(pool) << why;
+  EXPECT_TRUE(pool->adaptive() && pool->takesMax());
+  EXPECT_EQ(pool->window, (std::vector<int>{2, 3, 2}));  // from 3, 7, 8 inputs
+  EXPECT_FALSE(convSpec(graph, graph.nodes[2], why));
+  EXPECT_NE(why.find("return_indices"), std::string::npos);
 }
 
 }  // namespace

@@ -575,6 +575,38 @@ def get_init_inputs():
 '''
 
 
+VOLUMES = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """3-D convolutions (asymmetric kernel, stride, padding, dilation), a grouped transposed 3-D
+    convolution with output padding, 3-D max, average and adaptive pools, an adaptive max pool."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 4, (3, 2, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(1, 1, 2))
+        self.up = nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.pool = nn.MaxPool3d(2)
+        self.squeeze = nn.AdaptiveAvgPool3d((2, 3, 1))
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        z = self.pool(self.up(y)) + F.avg_pool3d(self.up(y), 2)
+        flat = z.flatten(2, 3)
+        return self.squeeze(z), F.adaptive_max_pool2d(flat, (3, 2))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 5, 8, 6)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
 # Reference modules written the way outside references are, by what each covers; `marker` is a
 # line the first candidate must hold (the form the case is about).
 REAL_REFERENCES = {
@@ -584,6 +616,7 @@ REAL_REFERENCES = {
     "scans_and_products": (SCANS_AND_PRODUCTS, "_multiply"),
     "attention_and_margins": (ATTENTION_AND_MARGINS, "float('-inf')"),
     "recurrent": (RECURRENT, "k0_lstm_cell"),
+    "volumes": (VOLUMES, "for kd in tl.static_range(Kd):"),
 }
 
 
