@@ -339,13 +339,13 @@ def test_split_group_norm_statistics_survive_a_large_mean(tmp_path):
 def test_unsupported_ops_are_named_with_their_line(tmp_path):
     reference = shrunk_task(tmp_path, "level1/11_Conv_transpose2d.py", {"batch_size": 1})
     reference.write_text(reference.read_text().replace("return self.conv_t(x)",
-                                                       "return torch.flip(x, [1])"))
+                                                       "return torch.roll(x, [1], [2])"))
     synth = subprocess.run([CRUCIBLE, "synth", str(reference), "--json"], capture_output=True,
                            text=True, timeout=300)
     assert synth.returncode == 1
     result = json.loads(synth.stdout)
     assert result["candidates"] == []
-    assert result["unsupported"] == ["line 15: flip"]
+    assert result["unsupported"] == ["line 15: roll"]
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
