@@ -33,13 +33,13 @@ class BenchCli : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("crucible-bench-cli-" + std::to_string(::getpid()));
     fs::create_directories(dir_ / "tasks");
     // An op the synthesizer does not lower (it names it), so the task gets no kernel.
-    std::ofstream(dir_ / "tasks" / "24_cumprod_rows.py") << R"(import torch
+    std::ofstream(dir_ / "tasks" / "24_roll_rows.py") << R"(import torch
 import torch.nn as nn
 
 
 class Model(nn.Module):
     def forward(self, x):
-        return torch.cumprod(x, dim=1)
+        return torch.roll(x, 1, 1)
 
 
 def get_inputs():
@@ -79,7 +79,7 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   }
   ASSERT_EQ(result["tasks"].size(), 1u);
   const json& row = result["tasks"][0];
-  EXPECT_EQ(row["id"], "24_cumprod_rows");
+  EXPECT_EQ(row["id"], "24_roll_rows");
   EXPECT_EQ(row["problem_id"], 24);
   EXPECT_TRUE(row["verdict"].is_null());
   EXPECT_NE(row["error"].get<std::string>().find("cannot lower"), std::string::npos) << row;
@@ -95,7 +95,7 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
                            "results.jsonl", "speedup_distribution.png", "fast_p_curve.png"}) {
     EXPECT_TRUE(fs::exists(report / file)) << file;
   }
-  EXPECT_NE(readFile((report / "report.md").string())->find("| 24_cumprod_rows |"),
+  EXPECT_NE(readFile((report / "report.md").string())->find("| 24_roll_rows |"),
             std::string::npos);
   EXPECT_EQ(json::parse(*readFile((report / "eval_results.json").string())),
             json::parse(R"({"24": []})"));
@@ -104,7 +104,7 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   // failed for a moment). A row with a kernel is: rewrite the row as if a kernel had verified
   // at 2x, and the same command again takes it back instead of running the task.
   json saved = json::parse(*readFile((report / "results.jsonl").string()));
-  EXPECT_EQ(saved["id"], "24_cumprod_rows");
+  EXPECT_EQ(saved["id"], "24_roll_rows");
   saved["samples"] = json::array(
       {{{"verdict", "verified"},
         {"correct", true},
@@ -120,7 +120,7 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
   ASSERT_EQ(second.exitCode, 0) << second.err;
   EXPECT_NE(second.err.find("resuming: 1 task(s) already finished"), std::string::npos)
       << second.err;
-  EXPECT_NE(second.err.find("24_cumprod_rows: resumed"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("24_roll_rows: resumed"), std::string::npos) << second.err;
   EXPECT_EQ(second.err.find("[start]"), std::string::npos) << second.err;
   const json again = json::parse(second.out);
   EXPECT_EQ(again["resumed"], 1);
@@ -153,7 +153,7 @@ TEST_F(BenchCli, CtrlCStopsCleanlyAndWritesWhatFinished) {
                                    "--backend",       "interpret",    "--no-db",
                                    "--report",        report.string()};
   // Interrupt while the task runs (the synthesizer's trace stage).
-  const auto run = testing::interruptWhenSeen(args, "[start] 24_cumprod_rows\n");
+  const auto run = testing::interruptWhenSeen(args, "[start] 24_roll_rows\n");
   const std::string& progress = run.err;
   ASSERT_TRUE(run.sawMarker) << progress;
   ASSERT_TRUE(run.exited) << progress;
