@@ -95,8 +95,7 @@ TEST_F(BenchCli, ATaskWithoutAKernelCountsAsFailedAndIsResumed) {
                            "results.jsonl", "speedup_distribution.png", "fast_p_curve.png"}) {
     EXPECT_TRUE(fs::exists(report / file)) << file;
   }
-  EXPECT_NE(readFile((report / "report.md").string())->find("| 24_roll_rows |"),
-            std::string::npos);
+  EXPECT_NE(readFile((report / "report.md").string())->find("| 24_roll_rows |"), std::string::npos);
   EXPECT_EQ(json::parse(*readFile((report / "eval_results.json").string())),
             json::parse(R"({"24": []})"));
 
