@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "core/kernel_synth/graph_builder.h"
@@ -14,8 +15,15 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kLosses = {"mse_loss", "smooth_l1_loss", "kl_div",  "huber_loss",
-                                       "l1_loss",  "cross_entropy",  "nll_loss"};
+const std::set<std::string> kLosses = {"mse_loss",
+                                       "smooth_l1_loss",
+                                       "kl_div",
+                                       "huber_loss",
+                                       "l1_loss",
+                                       "cross_entropy",
+                                       "nll_loss",
+                                       "binary_cross_entropy_with_logits",
+                                       "binary_cross_entropy"};
 // Losses written here in terms of other ops, per sample or per element, then reduced.
 const std::set<std::string> kComposedLosses = {"triplet_margin_loss", "cosine_embedding_loss",
                                                "hinge_embedding_loss"};
@@ -93,6 +101,7 @@ class Rewriter : private GraphBuilder {
 
  private:
   const OpGraph& in_;
+  std::map<std::string, std::string> recurrent_;  // a recurrent layer's inputs and attrs -> node
 
   bool rewrite(const OpNode& n) {
     const std::string& op = n.op;
@@ -110,6 +119,14 @@ class Rewriter : private GraphBuilder {
     if (op == "normalize") return normalize(n);
     if (op == "stack") return stack(n);
     if (op == "diag") return diag(n);
+    if (op == "recurrent") return shareRecurrent(n);
+    if (op == "std") {  // the root of var over the same dims
+      const std::string v = n.name + "__var";
+      emit(n, v, "var", n.inputs, n.attrs, n.shape, n.altShape);
+      pointwise(n, n.name, "sqrt", v);
+      return true;
+    }
+    if (op == "rms_norm") return rmsNorm(n);
     if ((op == "max" || op == "min") && n.attrs.value("dim", json()).is_null()) {
       return reduction(n, n.name, op == "max" ? "amax" : "amin", inputRef(n), json(),
                        n.attrs.value("keepdim", false));
@@ -358,6 +375,61 @@ class Rewriter : private GraphBuilder {
                         {}});
     }
     emit(n, n.name, "cat", pieces, {{"dim", dim}}, n.shape, n.altShape);
+    return true;
+  }
+
+  /// A recurrent layer whose other output was selected before (`out, (h, c) = lstm(x)`): the
+  /// first node computes every output (its `also` attribute names this one), and this node
+  /// stays as bookkeeping that no group computes.
+  bool shareRecurrent(const OpNode& n) {
+    json key = n.attrs;
+    key.erase("output");
+    std::string inputs;
+    for (const auto& in : n.inputs) inputs += (in.isRef() ? in.ref : "-") + ",";
+    key["inputs"] = inputs;
+    const std::string id = key.dump();
+    const auto seen = recurrent_.find(id);
+    if (seen == recurrent_.end()) {
+      recurrent_[id] = n.name;
+      return false;  // the first: as traced
+    }
+    OpNode* first = nullptr;
+    for (auto& m : out_.nodes) {
+      if (m.name == seen->second) first = &m;
+    }
+    const std::string output = n.attrs.value("output", std::string());
+    if (!first || output.empty() || first->attrs.value("output", std::string()) == output) {
+      return false;
+    }
+    first->attrs["also"][output] = n.name;
+    emit(n, n.name, "meta", {}, {{"target", "the " + output + " of " + first->name}}, n.shape,
+         n.altShape);
+    return true;
+  }
+
+  /// F.rms_norm: x * rsqrt(mean(x^2 over the normalized dims) + eps) [* weight]; eps None is
+  /// the dtype's machine epsilon, as torch takes it.
+  bool rmsNorm(const OpNode& n) {
+    const std::string x = inputRef(n);
+    const json& dims = n.attrs.value("normalized_shape", json());
+    const std::size_t rank = shapeOf(x).size();
+    const std::size_t k = dims.is_array() ? dims.size() : dims.is_number_integer() ? 1 : 0;
+    if (x.empty() || k == 0 || k > rank) return false;
+    json reduced = json::array();
+    for (std::size_t d = rank - k; d < rank; ++d) reduced.push_back(static_cast<int>(d));
+    const json eps = n.attrs.value("eps", json());
+    const double e = eps.is_number() ? eps.get<double>() : 1.1920928955078125e-07;
+    const std::string base = n.name + "__";
+    const std::string sq = pointwise(n, base + "square", "square", x);
+    if (!reduction(n, base + "mean", "mean", sq, reduced, true)) return false;
+    const std::string shifted = op(n, base + "shifted", "add", {ref(base + "mean"), number(e)});
+    const std::string scale = pointwise(n, base + "rsqrt", "rsqrt", shifted);
+    const bool weighted = n.inputs.size() > 1 && n.inputs[1].isRef();  // (input, weight)
+    const std::string normed = weighted ? base + "normed" : n.name;
+    emit(n, normed, "mul", {ref(x), ref(scale)}, json::object(), shapeOf(x), altOf(x));
+    if (weighted) {
+      emit(n, n.name, "mul", {ref(normed), n.inputs[1]}, json::object(), shapeOf(x), altOf(x));
+    }
     return true;
   }
 

@@ -13,6 +13,9 @@ namespace {
 
 using Kind = ConvSpec::Kind;
 
+/// The widest window axis whose taps are unrolled.
+constexpr int kUnrolledTaps = 16;
+
 /// The window loops and the accumulation, at `indent` inside the channel loop (if any).
 std::string windowLoops(const ConvSpec& s, std::string indent) {
   std::ostringstream k;
@@ -24,7 +27,10 @@ std::string windowLoops(const ConvSpec& s, std::string indent) {
   std::string ok = "mask";
   for (int i = 0; i < s.spatial; ++i) {
     const std::string n = s.axis(i), d = std::to_string(2 + i);
-    k << indent << "for k" << n << " in tl.static_range(K" << n << "):\n";
+    // Small windows are unrolled; a large one (an adaptive pool over a whole image) is a loop,
+    // which compiles in a moment where thousands of unrolled taps would not.
+    k << indent << "for k" << n << " in "
+      << (s.window[i] <= kUnrolledTaps ? "tl.static_range" : "range") << "(K" << n << "):\n";
     indent += kBody;
     if (s.kind == Kind::Transposed) {
       // Output o gathers input i where i * S - P + k * D == o: only taps that land on a stride.

@@ -208,17 +208,24 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
   hst << B3 << "_h = _h_out\n";
   if (lstm) hst << B3 << "_c = _c_out\n";
   hst << B1 << "_seq = _out\n";
-  const std::string output = n.attrs.value("output", std::string("sequence"));
-  const std::string value = output == "h_n"   ? "_hn"
-                            : output == "c_n" ? "_cn"
-                                              : (batchFirst ? "_seq" : "_seq.transpose(0, 1)");
-  if (output == "c_n" && !lstm) {
-    why = "c_n of a " + mode + " layer";
-    return std::nullopt;
+  // this node's output, and those of the nodes that share the layer (graph_rewrite)
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {n.attrs.value("output", std::string("sequence")), n.name}};
+  const json also = n.attrs.value("also", json::object());
+  for (const auto& [output, name] : also.items())
+    outputs.emplace_back(output, name.get<std::string>());
+  for (const auto& [output, name] : outputs) {
+    const std::string value = output == "h_n"   ? "_hn"
+                              : output == "c_n" ? "_cn"
+                                                : (batchFirst ? "_seq" : "_seq.transpose(0, 1)");
+    if (output == "c_n" && !lstm) {
+      why = "c_n of a " + mode + " layer";
+      return std::nullopt;
+    }
+    hst << H << var(name) << " = " << value << "  # " << output << " (line " << n.line << ")\n";
   }
-  hst << H << var(n.name) << " = " << value << "  # " << output << " (line " << n.line << ")\n";
   return LoweredGroup{projectionKernel(proj) + cellKernel(cell, mode), hst.str(),
-                      "group " + i + " recurrent [" + mode + " " + output +
+                      "group " + i + " recurrent [" + mode + " " + outputs.front().first +
                           "]: a time loop over fused cell kernels, BLOCK_B=" +
                           std::to_string(kBlockB) + " BLOCK_H=" + std::to_string(kBlockH)};
 }

@@ -186,6 +186,15 @@ std::optional<std::string> binaryExpr(const std::string& op, const json& at,
       {"eq", " == "}, {"ne", " != "}, {"gt", " > "}, {"ge", " >= "}, {"lt", " < "}, {"le", " <= "}};
   if (auto c = comparisons.find(op); c != comparisons.end())
     return "(" + x(0) + c->second + x(1) + ")";
+  if (op == "addcmul" && a.size() >= 3) {  // its `value` arrives as a fourth operand
+    const std::string value = a.size() > 3 && a[3] != "None" ? x(3) : "1.0";
+    return x(0) + " + " + value + " * " + x(1) + " * " + x(2);
+  }
+  if (op == "lerp" && a.size() == 3) {  // torch's two-sided form, exact at both ends
+    const std::string d = "(" + x(1) + " - " + x(0) + ")";
+    return "tl.where(tl.abs(" + a[2] + ") < 0.5, " + x(0) + " + " + x(2) + " * " + d + ", " + x(1) +
+           " - " + d + " * (1.0 - " + x(2) + "))";
+  }
   if (op == "where" && a.size() == 3) return "tl.where(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
   if (op == "masked_fill" && a.size() == 3) {
     return "tl.where(" + a[1] + ", " + a[2] + ", " + a[0] + ")";
@@ -194,6 +203,21 @@ std::optional<std::string> binaryExpr(const std::string& op, const json& at,
   if (op == "maximum") return "tl.maximum(" + a[0] + ", " + a[1] + ")";
   if (op == "minimum") return "tl.minimum(" + a[0] + ", " + a[1] + ")";
   if (op == "l1_loss") return "tl.abs(" + x(0) + " - " + x(1) + ")";
+  if (op == "binary_cross_entropy_with_logits" || op == "binary_cross_entropy") {
+    for (std::size_t i = 2; i < a.size(); ++i) {
+      if (a[i] != "None") {
+        why = op + " with a weight or pos_weight";
+        return std::nullopt;
+      }
+    }
+    if (op == "binary_cross_entropy") {  // torch clamps each log at -100
+      return "-(" + x(1) + " * tl.maximum(tl.log(" + a[0] + "), -100.0) + (1.0 - " + x(1) +
+             ") * tl.maximum(tl.log(1.0 - " + x(0) + "), -100.0))";
+    }
+    // max(x, 0) - x y + log(1 + exp(-|x|)): no overflow for large |x|
+    return "tl.maximum(" + a[0] + ", 0.0) - " + x(0) + " * " + x(1) +
+           " + tl.log(1.0 + tl.exp(-tl.abs(" + a[0] + ")))";
+  }
   if (op == "huber_loss") {
     const std::string delta = floatLiteral(number(at, "delta", 1.0));
     const std::string d = "tl.abs(" + x(0) + " - " + x(1) + ")";

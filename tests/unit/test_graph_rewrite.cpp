@@ -216,6 +216,19 @@ TEST(GraphRewrite, MultiHeadAttentionIsProjectionsHeadsAttentionAndTheOutputProj
   EXPECT_TRUE(partition(out).unsupported.empty()) << partition(out).unsupported.front();
 }
 
+TEST(GraphRewrite, StdIsTheRootOfVarAndRmsNormItsMeanOfSquares) {
+  const OpGraph sd = rewriteForLowering(parseGraph(
+      graphOf({8, 30}, {node("s", "std", {"x"}, {8}, {{"dim", 1}, {"unbiased", true}})}, "s")));
+  EXPECT_EQ(opsOf(sd), (std::vector<std::string>{"var", "sqrt"}));
+  const OpGraph rms = rewriteForLowering(parseGraph(graphOf(
+      {8, 30},
+      {node("r", "rms_norm", {"x", "t"}, {8, 30}, {{"normalized_shape", {30}}, {"eps", 1e-6}})},
+      "r")));
+  EXPECT_EQ(opsOf(rms), (std::vector<std::string>{"square", "mean", "add", "rsqrt", "mul", "mul"}));
+  EXPECT_EQ(rms.nodes[1].attrs["dim"], json({1}));
+  EXPECT_TRUE(partition(rms).unsupported.empty());
+}
+
 TEST(GraphRewrite, InfinitiesWrittenAsTextAreNumbers) {
   const OpGraph g =
       parseGraph(graphOf({4, 4}, {node("m", "masked_fill", {"x", "t", "-inf"}, {4, 4})}, "m"));

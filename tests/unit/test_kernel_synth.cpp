@@ -594,6 +594,27 @@ TEST(SynthRecurrent, AnLstmIsATimeLoopOverItsCellKernel) {
             std::string::npos);
 }
 
+TEST(SynthRecurrent, TwoOutputsOfOneLayerRunItOnce) {
+  json g = recurrentGraph(8);
+  json second = g["nodes"][0];
+  second["name"] = "r_c";
+  second["attrs"]["output"] = "c_n";
+  second["shape"] = {2, 4, 8};
+  g["nodes"].push_back(second);
+  g["outputs"] = {"r", "r_c"};
+  const SynthResult r = synthesizeFromTrace(g, source(), {}, "ref.py");
+  ASSERT_EQ(r.candidates.size(), 1u) << (r.unsupported.empty() ? "" : r.unsupported.front());
+  const std::string& code = r.candidates[0].code;
+  EXPECT_NE(code.find("def k0_lstm_cell("), std::string::npos);
+  std::size_t cells = 0;  // one cell kernel: the second output runs no layer of its own
+  for (auto at = code.find("_lstm_cell(pre,"); at != std::string::npos;
+       at = code.find("_lstm_cell(pre,", at + 1)) {
+    ++cells;
+  }
+  EXPECT_EQ(cells, 1u);
+  EXPECT_NE(code.find("v_r_c = _cn"), std::string::npos);
+}
+
 TEST(SynthRecurrent, ALayerWhoseParametersDoNotAddUpIsNamed) {
   const SynthResult r = synthesizeFromTrace(recurrentGraph(6), source(), {}, "ref.py");
   EXPECT_TRUE(r.candidates.empty());

@@ -62,6 +62,10 @@ SIGNATURES = {
     "ge": ["input", "other"], "lt": ["input", "other"], "le": ["input", "other"],
     "where": ["condition", "input", "other"], "masked_fill": ["input", "mask", "value"],
     "logical_not": ["input"],
+    "addcmul": ["input", "tensor1", "tensor2", "value"],
+    "lerp": ["input", "end", "weight"],
+    "std": ["input", "dim", "unbiased", "keepdim"],
+    "rms_norm": ["input", "normalized_shape", "weight", "eps"],
     # reductions
     "sum": ["input", "dim", "keepdim"], "mean": ["input", "dim", "keepdim"],
     "amax": ["input", "dim", "keepdim"], "amin": ["input", "dim", "keepdim"],
@@ -116,6 +120,9 @@ SIGNATURES = {
     "smooth_l1_loss": ["input", "target", "reduction", "beta"],
     "huber_loss": ["input", "target", "reduction", "delta"],
     "l1_loss": ["input", "target", "reduction"],
+    "binary_cross_entropy_with_logits": ["input", "target", "weight", "size_average", "reduce",
+                                         "reduction", "pos_weight"],
+    "binary_cross_entropy": ["input", "target", "weight", "size_average", "reduce", "reduction"],
     "cross_entropy": ["input", "target", "reduction"],
     "kl_div": ["input", "target", "reduction", "log_target"],
     "cosine_similarity": ["x1", "x2", "dim", "eps"],
@@ -148,6 +155,8 @@ DEFAULTS = {
     "max": {"dim": None, "keepdim": False}, "min": {"dim": None, "keepdim": False},
     "argmax": {"dim": None, "keepdim": False}, "argmin": {"dim": None, "keepdim": False},
     "logsumexp": {"keepdim": False}, "var": {"dim": None, "unbiased": True, "keepdim": False},
+    "std": {"dim": None, "unbiased": True, "keepdim": False},
+    "addcmul": {"value": 1}, "rms_norm": {"weight": None, "eps": None},
     "layer_norm": {"weight": None, "bias": None, "eps": 1e-5},
     "group_norm": {"weight": None, "bias": None, "eps": 1e-5},
     "batch_norm": {"weight": None, "bias": None, "training": False, "momentum": 0.1,
@@ -156,6 +165,9 @@ DEFAULTS = {
     "mse_loss": {"reduction": "mean"}, "smooth_l1_loss": {"reduction": "mean", "beta": 1.0},
     "cross_entropy": {"reduction": "mean"},
     "huber_loss": {"reduction": "mean", "delta": 1.0}, "l1_loss": {"reduction": "mean"},
+    "binary_cross_entropy_with_logits": {"weight": None, "reduction": "mean",
+                                         "pos_weight": None},
+    "binary_cross_entropy": {"weight": None, "reduction": "mean"},
     "norm": {"p": "fro", "dim": None, "keepdim": False},
     "linalg_vector_norm": {"ord": 2, "dim": None, "keepdim": False},
     "normalize": {"p": 2.0, "dim": 1, "eps": 1e-12},
@@ -192,7 +204,8 @@ DEFAULTS = {
 # signature's order, null when absent.
 TENSOR_SLOTS = frozenset(["input", "other", "weight", "bias", "running_mean", "running_var",
                           "target", "x1", "x2", "condition", "mask", "anchor", "positive",
-                          "negative", "input1", "input2", "query", "key", "value", "attn_mask"])
+                          "negative", "input1", "input2", "query", "key", "value", "attn_mask",
+                          "pos_weight", "tensor1", "tensor2", "end"])
 
 # Python operators and builtins (what `x + y`, `x * 0.5`, `-x` trace to).
 OPERATORS = {
@@ -307,6 +320,9 @@ MODULES = {
                            []),
     nn.CosineEmbeddingLoss: ("cosine_embedding_loss", ["margin", "reduction"], []),
     nn.HingeEmbeddingLoss: ("hinge_embedding_loss", ["margin", "reduction"], []),
+    nn.BCEWithLogitsLoss: ("binary_cross_entropy_with_logits", ["reduction"],
+                           ["weight", "pos_weight"]),
+    nn.BCELoss: ("binary_cross_entropy", ["reduction"], ["weight"]),
 }
 
 
@@ -696,8 +712,9 @@ class _Converter:
     def _operand(self, value):
         if isinstance(value, torch.fx.Node):
             host = value.meta.get("host_value")
-            if value in self.meta_values and isinstance(host, (int, float)):
-                return _jsonable(host)  # a size computed on the host (`d ** 0.5`): its number
+            if value in self.meta_values and isinstance(host, (int, float, tuple, list,
+                                                               torch.Size)):
+                return _jsonable(host)  # sizes computed on the host (`d ** 0.5`): their values
             return self.names.get(value, value.name)
         if isinstance(value, (list, tuple)):
             return [self._operand(v) for v in value]
