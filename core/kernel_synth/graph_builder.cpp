@@ -29,6 +29,10 @@ std::string GraphBuilder::dtypeOf(const std::string& name) const {
 std::string GraphBuilder::emit(const OpNode& from, const std::string& name, const std::string& op,
                                std::vector<Operand> inputs, json attrs, Shape shape,
                                std::optional<Shape> alt) {
+  // Values are looked up by name: a second node of one name would shadow the first's readers.
+  if (out_.node(name) || out_.value(name)) {
+    throw GraphError("a rewrite named two values " + name);
+  }
   OpNode n;
   n.name = name;
   n.op = op;

@@ -20,7 +20,8 @@ class GraphBuilder {
   std::optional<Shape> altOf(const std::string& name) const;
   std::string dtypeOf(const std::string& name) const;
 
-  /// Appends a node derived from `from` (its dtype and line) and returns its name.
+  /// Appends a node derived from `from` (its dtype and line) and returns its name; throws
+  /// GraphError when a value of that name is already written.
   std::string emit(const OpNode& from, const std::string& name, const std::string& op,
                    std::vector<Operand> inputs, nlohmann::json attrs, Shape shape,
                    std::optional<Shape> alt);

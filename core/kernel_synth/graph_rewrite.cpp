@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/kernel_synth/graph_builder.h"
+#include "core/kernel_synth/partition.h"
 #include "core/kernel_synth/rewrite_attention.h"
 
 namespace crucible::kernel_synth {
@@ -33,29 +34,6 @@ std::int64_t product(const Shape& s, const std::vector<int>& dims) {
   std::int64_t p = 1;
   for (int d : dims) p *= s[d];
   return p;
-}
-
-std::vector<int> allDims(std::size_t rank) {
-  std::vector<int> dims;
-  for (int d = 0; d < static_cast<int>(rank); ++d) dims.push_back(d);
-  return dims;
-}
-
-/// A `dim` attribute as sorted non-negative dims: all of them when it is absent, null or an
-/// empty list (torch's "reduce everything"); nullopt when it names a dim out of range or twice.
-std::optional<std::vector<int>> reducedDims(const json& dim, std::size_t rank) {
-  if (dim.is_null() || (dim.is_array() && dim.empty())) return allDims(rank);
-  std::vector<int> dims;
-  for (const auto& d : dim.is_array() ? dim : json::array({dim})) {
-    if (!d.is_number_integer()) return std::nullopt;
-    int v = d.get<int>();
-    if (v < 0) v += static_cast<int>(rank);
-    if (v < 0 || v >= static_cast<int>(rank)) return std::nullopt;
-    dims.push_back(v);
-  }
-  std::sort(dims.begin(), dims.end());
-  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return std::nullopt;
-  return dims;
 }
 
 Shape reducedShape(const Shape& s, const std::vector<int>& dims, bool keepdim) {
@@ -236,7 +214,8 @@ class Rewriter : private GraphBuilder {
       // sum / batch = mean * (elements per sample): a constant whatever the batch
       const std::string mean = n.name + "__mean";
       if (!reduceAll(n, mean, "mean", e)) return false;
-      const double perSample = static_cast<double>(product(each, allDims(each.size())) / each[0]);
+      const double perSample =
+          static_cast<double>(product(each, *reducedDims(json(), each.size())) / each[0]);
       emit(n, n.name, "mul", {Operand{mean, {}}, Operand{{}, perSample}}, json::object(), n.shape,
            n.altShape);
       return true;
@@ -255,7 +234,7 @@ class Rewriter : private GraphBuilder {
               const json& dim, bool keepdim) {
     const auto order = normOrder(p);
     if (x.empty() || !order || *order == 0.0) return false;
-    const std::string base = n.name + "__";
+    const std::string base = name + "__";  // from the output's name: a node may take two norms
     if (std::isinf(*order)) {
       const std::string a = pointwise(n, base + "abs", "abs", x);
       return reduction(n, name, *order > 0 ? "amax" : "amin", a, dim, keepdim);

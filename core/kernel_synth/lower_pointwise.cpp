@@ -98,7 +98,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
   const int rank = static_cast<int>(group.domain.size());
   const std::string dom = "_dom" + std::to_string(index);
   std::string body;
-  bool concatenates = false;  // ops that read by coordinates: no flat kernel
+  bool byCoordinates = false;  // ops that read by coordinates: no flat kernel
   for (int ni : group.nodes) {
     const OpNode& n = g.nodes[ni];
     if (readsByCoordinates(n.op)) {
@@ -107,7 +107,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
                                 : triangular(n, st, host, dom, why);
       if (!e) return std::nullopt;
       body += statement(n, *e);
-      concatenates = true;
+      byCoordinates = true;
       continue;
     }
     std::vector<std::string> args;
@@ -151,7 +151,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
   // strided gathers its loads are unit-stride, which CPUs vectorise and GPUs coalesce for free.
   const std::string dense = name + "_dense";
   KernelSignature denseSig;
-  if (!ops.empty() && !concatenates) {
+  if (!ops.empty() && !byCoordinates) {
     denseSig.addPointers(ops, group.stores, var);
     denseSig.add("n_elements", "_n");
     denseSig.constexprs({"BLOCK"});
@@ -191,7 +191,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
     h << indent << n << "[(triton.cdiv(_n, " << t.block << "),)](" << join(s.args, ", ")
       << ", BLOCK=" << t.block << launchOptions(t) << ")\n";
   };
-  if (ops.empty() || concatenates) {
+  if (ops.empty() || byCoordinates) {
     launch(kHost, name, sig);
   } else {
     std::vector<std::string> views;

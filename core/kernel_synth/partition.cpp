@@ -180,30 +180,36 @@ OpKind opKind(const OpNode& node) {
 
 namespace {
 
-/// A `dim` attribute as sorted non-negative dims of a rank-`rank` shape; empty when it is absent,
-/// out of range or names a dim twice.
-std::vector<int> dimsOf(const json& dim, int rank) {
-  std::vector<int> dims;
-  const json list = dim.is_array() ? dim : json::array({dim});
-  for (const auto& d : list) {
-    if (!d.is_number_integer()) return {};
-    int v = d.get<int>();
-    if (v < 0) v += rank;
-    if (v < 0 || v >= rank) return {};
-    dims.push_back(v);
-  }
-  std::sort(dims.begin(), dims.end());
-  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return {};
-  return dims;
-}
-
 std::vector<int> range(int from, int to) {
   std::vector<int> v;
   for (int i = from; i < to; ++i) v.push_back(i);
   return v;
 }
 
+/// A row op's `dim` as sorted dims; empty when it is absent (graph_rewrite spells out the dims
+/// of every reduction it takes), out of range or names a dim twice.
+std::vector<int> dimsOf(const json& dim, int rank) {
+  if (dim.is_null() || (dim.is_array() && dim.empty())) return {};
+  return reducedDims(dim, rank).value_or(std::vector<int>{});
+}
+
 }  // namespace
+
+std::optional<std::vector<int>> reducedDims(const json& dim, std::size_t rank) {
+  const int r = static_cast<int>(rank);
+  if (dim.is_null() || (dim.is_array() && dim.empty())) return range(0, r);
+  std::vector<int> dims;
+  for (const auto& d : dim.is_array() ? dim : json::array({dim})) {
+    if (!d.is_number_integer()) return std::nullopt;
+    int v = d.get<int>();
+    if (v < 0) v += r;
+    if (v < 0 || v >= r) return std::nullopt;
+    dims.push_back(v);
+  }
+  std::sort(dims.begin(), dims.end());
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return std::nullopt;
+  return dims;
+}
 
 std::optional<RowReduction> rowReduction(const OpNode& node, const OpGraph& graph) {
   if (node.inputs.empty() || !node.inputs[0].isRef()) return std::nullopt;

@@ -5,6 +5,7 @@
 // Layout ops (transpose, reshape, ...) stay views on the host.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ struct RowReduction {
   std::int64_t splitParts = 0;
   bool operator==(const RowReduction&) const = default;
 };
+
+/// A `dim` attribute of a rank-`rank` value as sorted non-negative dims: all of them where it is
+/// absent, null or an empty list (torch's "every dim"); nullopt where it names a dim out of range
+/// or twice.
+std::optional<std::vector<int>> reducedDims(const nlohmann::json& dim, std::size_t rank);
 
 /// For a row op: how it reduces its first input; nullopt when its attributes make it unlowerable
 /// (a full reduction, several dims for an op that takes one).
