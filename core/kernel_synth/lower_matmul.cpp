@@ -81,6 +81,24 @@ std::string productLabel(const Tiling& t) {
          (t.groupM > 1 ? ", GROUP_M=" + std::to_string(t.groupM) : "") + ", " + t.precision;
 }
 
+Tiling fitProductTile(Tiling t, std::int64_t rows, std::int64_t columns, bool widen) {
+  // tl.dot takes no dimension under 16; a GPU wants a few programs per multiprocessor.
+  constexpr int kLeastDotSide = 16, kWidestM = 256;
+  constexpr std::int64_t kProgramsWanted = 256;
+  if (!t.fitToShape || columns <= 0 || rows <= 0 || columns >= t.blockN) return t;
+  int n = kLeastDotSide;
+  while (n < columns) n *= 2;
+  if (n >= t.blockN) return t;
+  int m = t.blockM;
+  for (int wider = m * 2; widen && wider <= kWidestM && wider / t.blockM <= t.blockN / n &&
+                          rows >= static_cast<std::int64_t>(wider) * kProgramsWanted;
+       wider *= 2)
+    m = wider;
+  t.blockM = m;
+  t.blockN = n;
+  return t;
+}
+
 namespace {
 
 /// What the lowering of a matrix product decides before it writes any text.

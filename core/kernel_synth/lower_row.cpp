@@ -58,6 +58,9 @@ struct RowLayout {
 constexpr int kChunk = 2048;
 /// How many programs the parts of long rows aim at: enough to fill a large GPU twice over.
 constexpr int kSplitPrograms = 4096;
+/// Where the tile fits the shape (GPUs), a program of short rows holds this many elements at
+/// least: a few per thread of its warps.
+constexpr int kShortRowElements = 2048;
 
 /// Whether `code` uses the variable `name` (not as part of a longer identifier).
 bool namesVariable(const std::string& code, const std::string& name) {
@@ -477,7 +480,13 @@ class RowLowering : private GroupLowering {
         << ", dtype=torch.float32)\n";
     } else {
       h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
-      h << kHost << "_per = max(1, min(" << t.rows << ", " << rowsCap << " // _block_r))\n";
+      // Short rows on a GPU: enough of them per program for every thread to hold a few
+      // elements, not one row of a handful spread over a whole program.
+      const std::string rows = t.fitToShape
+                                   ? "max(" + std::to_string(t.rows) + ", " +
+                                         std::to_string(kShortRowElements) + " // _block_r)"
+                                   : std::to_string(t.rows);
+      h << kHost << "_per = max(1, min(" << rows << ", " << rowsCap << " // _block_r))\n";
     }
     // Long rows (a norm over a whole image) get more warps, so each thread holds fewer
     // elements; a part's chunks, 8 per thread (more would spill the registers the index math

@@ -34,6 +34,10 @@ struct Tiling {
   /// the GPU form, whose operands tensor cores read along K
   bool channelsLast = false;
   int groupM = 1;  // products: row tiles per group in the launch order (L2 reuse); 1 = none
+  /// The tile adapts to the group's shape, as a GPU wants: a product with fewer output columns
+  /// than BLOCK_N narrows its tile (fitProductTile), and a row program whose rows are short
+  /// holds enough of them to give each thread work. The CPU menus keep their tiles as written.
+  bool fitToShape = false;
 };
 
 /// One tiling per kind of group: what one candidate is made of.

@@ -176,6 +176,13 @@ std::string productGrid(const Tiling& t, const std::string& m, const std::string
 std::string productConstants(const Tiling& t);
 /// The tiling in a plan line.
 std::string productLabel(const Tiling& t);
+/// `t` fitted to a product of `rows` x `columns` outputs, where t.fitToShape asks for it: with
+/// fewer columns than BLOCK_N the tile narrows to the next power of two of them (16 at least,
+/// tl.dot's least), so tensor cores are not spent on masked columns; with `widen`, the width it
+/// gives up goes to BLOCK_M (up to 256) while there are rows enough for a GPU's worth of
+/// programs (products, whose tiles are plain loads; an implicit-GEMM convolution's gathered
+/// tile costs registers per row, so it keeps its BLOCK_M).
+Tiling fitProductTile(Tiling t, std::int64_t rows, std::int64_t columns, bool widen);
 
 // The lowerers of each group kind (lower_<kind>.cpp), one signature: nullopt with `why` when
 // some node of the group cannot be lowered that way.

@@ -84,30 +84,34 @@ TileMenu menuFor(const std::string& backend) {
     const char* x3 = "tf32x3";
     const char* split = kSplitPrecision;
     const char* bf = kBf16SplitPrecision;
-    return {{pw(1024, 4), pw(2048, 8), pw(4096, 8), pw(512, 4), pw(1024, 8), pw(8192, 16),
-             pw(2048, 4), pw(256, 2)},
-            {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
-            // Products: tf32x3 128x128 and 128x64, then bf16x3 64x128 over operands split
-            // beforehand, then exact (ieee) 64x64. bf16x3 is the faster on most level-2
-            // products, but its parts keep 16 of fp32's 24 bits: on unit-normal operands its
-            // error already reaches the 1e-4 tolerance at K of a few dozen, and misses it where
-            // products are summed further. So both tf32x3 tilings come first, and the exact
-            // tiling is there for products whose outputs spread over sqrt(K)
-            // (docs/PERFORMANCE.md, "Built-in synthesizer", has the per-task figures).
-            {mm(128, 128, 32, 8, 3, 8, x3), mm(128, 64, 32, 4, 4, 8, x3),
-             mm(64, 128, 32, 4, 4, 8, bf), mm(64, 64, 32, 4, 3, 8), mm(128, 128, 32, 8, 3, 8, bf),
-             mm(64, 128, 32, 4, 4, 8), mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
-            // Channels-last implicit GEMM over operands split into bfloat16 parts first:
-            // 128x128x64 in 3 stages, with 8 warps for wide channel counts and 4 for narrow ones,
-            // is the fastest form the study finds (docs/studies/split_tf32_study.py
-            // --conv-sweep); the best TF32 split comes next in case the bfloat16 parts miss the
-            // tolerance. Their 3 stages take 192 KB of shared memory; a GPU with less runs fewer
-            // stages (_stages).
-            // Then tf32x3 in the kernel, and for dilated transposed convolutions the flat forms.
-            {cl(128, 128, 64, 8, 3, bf), cl(128, 128, 64, 4, 3, bf), cl(128, 128, 32, 8, 3, split),
-             cl(64, 128, 32, 4, 3, split), cl(128, 128, 64, 8, 3),
-             cv(mm(128, 128, 32, 8, 3, 8, x3), 1024, true), cv(pw(256, 4), 256, false),
-             cv(mm(64, 64, 32, 4, 3, 8), 256, true)}};
+    TileMenu menu{
+        {pw(1024, 4), pw(2048, 8), pw(4096, 8), pw(512, 4), pw(1024, 8), pw(8192, 16), pw(2048, 4),
+         pw(256, 2)},
+        {rw(1, 4), rw(4, 4), rw(16, 8), rw(2, 8), rw(1, 8), rw(8, 4), rw(1, 16), rw(32, 8)},
+        // Products: tf32x3 128x128 and 128x64, then bf16x3 64x128 over operands split
+        // beforehand, then exact (ieee) 64x64. bf16x3 is the faster on most level-2
+        // products, but its parts keep 16 of fp32's 24 bits: on unit-normal operands its
+        // error already reaches the 1e-4 tolerance at K of a few dozen, and misses it where
+        // products are summed further. So both tf32x3 tilings come first, and the exact
+        // tiling is there for products whose outputs spread over sqrt(K)
+        // (docs/PERFORMANCE.md, "Built-in synthesizer", has the per-task figures).
+        {mm(128, 128, 32, 8, 3, 8, x3), mm(128, 64, 32, 4, 4, 8, x3), mm(64, 128, 32, 4, 4, 8, bf),
+         mm(64, 64, 32, 4, 3, 8), mm(128, 128, 32, 8, 3, 8, bf), mm(64, 128, 32, 4, 4, 8),
+         mm(32, 64, 32, 4, 4, 1), mm(128, 256, 32, 8, 3, 8, x3)},
+        // Channels-last implicit GEMM over operands split into bfloat16 parts first:
+        // 128x128x64 in 3 stages, with 8 warps for wide channel counts and 4 for narrow ones,
+        // is the fastest form the study finds (docs/studies/split_tf32_study.py
+        // --conv-sweep); the best TF32 split comes next in case the bfloat16 parts miss the
+        // tolerance. Their 3 stages take 192 KB of shared memory; a GPU with less runs fewer
+        // stages (_stages).
+        // Then tf32x3 in the kernel, and for dilated transposed convolutions the flat forms.
+        {cl(128, 128, 64, 8, 3, bf), cl(128, 128, 64, 4, 3, bf), cl(128, 128, 32, 8, 3, split),
+         cl(64, 128, 32, 4, 3, split), cl(128, 128, 64, 8, 3),
+         cv(mm(128, 128, 32, 8, 3, 8, x3), 1024, true), cv(pw(256, 4), 256, false),
+         cv(mm(64, 64, 32, 4, 3, 8), 256, true)}};
+    for (auto* kind : {&menu.pointwise, &menu.row, &menu.matmul, &menu.conv})
+      for (auto& t : *kind) t.fitToShape = true;
+    return menu;
   }
   if (backend == "opencl") {
     // One program is one OpenCL work-item on a CPU device: the cores are filled by programs, so

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kernel_synth/conv_spec.h"
+#include "core/kernel_synth/lowering_support.h"
 #include "core/kernel_synth/op_graph.h"
 #include "core/kernel_synth/partition.h"
 #include "core/kernel_synth/pointwise_expr.h"
@@ -232,17 +233,18 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
             std::string::npos);
   EXPECT_NE(first.find("_bk = min(64, max(16, triton.next_power_of_2(_x.shape[1])))"),
             std::string::npos);
-  // 3 stages of (128 x 64 + 64 x 128) elements, two bfloat16 parts each, where they fit
-  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=128, BLOCK_K=_bk, num_warps=8, "
-                       "num_stages=_stages(3, 65536, _x.device)"),
+  // 3 stages of (128 x 64 + 64 x 16) elements, two bfloat16 parts each, where they fit: the
+  // tile narrows to the 4 output channels (16 is tl.dot's least)
+  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=16, BLOCK_K=_bk, num_warps=8, "
+                       "num_stages=_stages(3, 36864, _x.device)"),
             std::string::npos);
   // The third splits into a TF32 part and the rest, in fp32, for three TF32 products.
   const std::string& third = r.candidates[2].code;
   EXPECT_NE(third.find("tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)"),
             std::string::npos);
   EXPECT_EQ(third.find("bfloat16"), std::string::npos);
-  // (128 x 32 + 32 x 128) elements, two fp32 parts each
-  EXPECT_NE(third.find("num_stages=_stages(3, 65536, _x.device)"), std::string::npos);
+  // (128 x 32 + 32 x 16) elements, two fp32 parts each
+  EXPECT_NE(third.find("num_stages=_stages(3, 36864, _x.device)"), std::string::npos);
   for (const char* product : {"acc = tl.dot(a_lo, b_tile, acc, input_precision=\"tf32\")",
                               "acc = tl.dot(a_tile, b_lo, acc, input_precision=\"tf32\")",
                               "acc = tl.dot(a_tile, b_tile, acc, input_precision=\"tf32\")"}) {
@@ -285,6 +287,40 @@ TEST(SynthCodegen, HalfPrecisionConvolutionsAreNotSplit) {
             std::string::npos);
 }
 
+TEST(SynthTiles, AGpuProductNarrowerThanItsTileNarrowsTheTileAndGivesTheRowsTheWidth) {
+  Tiling t;
+  t.blockM = 128;
+  t.blockN = 128;
+  const Tiling asWritten = fitProductTile(t, 1 << 20, 8, true);
+  EXPECT_EQ(asWritten.blockN, 128);  // the CPU menus' tiles stay as written
+  t.fitToShape = true;
+  const Tiling narrow = fitProductTile(t, 1 << 20, 8, true);
+  EXPECT_EQ(narrow.blockN, 16);  // tl.dot's least
+  EXPECT_EQ(narrow.blockM, 256);
+  EXPECT_EQ(fitProductTile(t, 1 << 20, 40, true).blockN, 64);
+  EXPECT_EQ(fitProductTile(t, 1 << 20, 8, false).blockM, 128);  // a gathered tile keeps its rows
+  EXPECT_EQ(fitProductTile(t, 4096, 8, true).blockM, 128);      // too few rows to widen
+  EXPECT_EQ(fitProductTile(t, 1 << 20, 200, true).blockN, 128);
+}
+
+TEST(SynthTiles, ShortRowsShareAProgramOnAGpuOnly) {
+  json g = linearGraph();
+  g["inputs"][0]["shape"] = {64, 8};
+  g["nodes"] = {node("sm", "softmax", {"x"}, {64, 8}, {{"dim", 1}})};
+  g["outputs"] = {"sm"};
+  g.erase("alt_shapes");
+  const SynthResult gpu = synthFor(g, "cuda", 1);
+  ASSERT_EQ(gpu.candidates.size(), 1u) << (gpu.unsupported.empty() ? "" : gpu.unsupported[0]);
+  EXPECT_NE(gpu.candidates[0].code.find("_per = max(1, min(max(1, 2048 // _block_r), 16384 // "
+                                        "_block_r))"),
+            std::string::npos)
+      << gpu.candidates[0].code;
+  const SynthResult cpu = synthFor(g, "opencl", 1);
+  ASSERT_EQ(cpu.candidates.size(), 1u);
+  EXPECT_NE(cpu.candidates[0].code.find("_per = max(1, min(4, 16384 // _block_r))"),
+            std::string::npos);
+}
+
 TEST(SynthCodegen, ALongKIsSummedInChunksOfAboutItsSquareRoot) {
   json g = linearGraph();
   g["inputs"][0]["shape"] = {8, 16384};
@@ -320,8 +356,9 @@ TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
     EXPECT_NE(split.find(line), std::string::npos) << line;
   }
   EXPECT_NE(r.candidates[2].label.find("bf16x3-split"), std::string::npos);
-  // 4 stages of (64 x 32 + 32 x 128) elements, two bfloat16 parts each, where they fit
-  EXPECT_NE(split.find("num_stages=_stages(4, 24576, _a.device)"), std::string::npos);
+  // 4 stages of (64 x 32 + 32 x 32) elements, two bfloat16 parts each, where they fit (the
+  // tile narrowed to the product's 32 columns)
+  EXPECT_NE(split.find("num_stages=_stages(4, 12288, _a.device)"), std::string::npos);
   // Half-precision products are not split.
   json half = linearGraph();
   for (auto* values : {&half["inputs"], &half["params"], &half["nodes"]}) {
@@ -382,7 +419,7 @@ TEST(SynthCodegen, GpuConvolutionsInOneDimensionAndTransposedOnesAreChannelsLast
   EXPECT_NE(tc.find("oh = (ch + Sh - Ph % Sh) % Sh + (th * ROWS + r // BLOCK_W) * Sh"),
             std::string::npos);
   EXPECT_NE(tc.find("for step in range(0, TH * TW * CB):"), std::string::npos);
-  EXPECT_NE(tc.find("triton.cdiv(_dom0[1], 128), 4)"), std::string::npos);
+  EXPECT_NE(tc.find("triton.cdiv(_dom0[1], 16), 4)"), std::string::npos);
   EXPECT_NE(tr.candidates[0].label.find("channels-last"), std::string::npos);
   // With dilation the taps of a class are no longer every S-th: the flat form takes it.
   t["nodes"][0]["attrs"]["dilation"] = 2;
