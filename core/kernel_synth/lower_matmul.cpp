@@ -11,6 +11,21 @@ namespace crucible::kernel_synth {
 namespace {
 /// Products over a longer K accumulate chunk by chunk (matmulKernel).
 constexpr std::int64_t kChunkedK = 4096;
+/// A long-K product with fewer output tiles than this leaves most of a GPU idle while each
+/// program walks all of K: its K is split over programs (split-K) where the tile fits the shape.
+constexpr std::int64_t kFewTiles = 32;
+/// How many programs split-K aims at: a couple per multiprocessor of a large GPU.
+constexpr std::int64_t kSplitKPrograms = 264;
+
+/// The chunk a long K is summed in: about sqrt(K), a whole number of BLOCK_K.
+std::int64_t chunkOf(std::int64_t depth, int blockK) {
+  return std::max<std::int64_t>(1, std::llround(std::sqrt(static_cast<double>(depth)) / blockK)) *
+         blockK;
+}
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 }  // namespace
 
 std::string dotCall(const Tiling& t) {
@@ -115,7 +130,29 @@ struct MatmulPlan : GroupLowering {
   std::string body;  // the accumulator's statement and the epilogue
   std::vector<KernelOperand> ops;
   KernelSignature sig;
+  // split-K: `splitsK` programs per output tile each sum `span` of K (in chunks of `chunk`)
+  // into a partial, and the product's kernel adds the partials in order before its epilogue
+  std::int64_t splitsK = 0, span = 0, chunk = 0;
+  KernelSignature partSig;
 };
+
+/// Split-K for a long K over few output tiles, where the tile fits the shape (GPUs): as many
+/// splits as bring the programs to about kSplitKPrograms, each a whole number of chunks.
+void planSplitK(MatmulPlan& p) {
+  const std::int64_t depth = p.as.empty() ? 0 : p.as.back();
+  const Shape& out = p.head.shape;
+  if (!p.t.fitToShape || !p.flat || depth <= kChunkedK || out.empty() || out.back() <= 0) return;
+  std::int64_t rows = 1;
+  for (auto d : out) rows *= d;
+  rows /= out.back();
+  const std::int64_t tiles = ceilDiv(rows, p.t.blockM) * ceilDiv(out.back(), p.t.blockN);
+  if (tiles >= kFewTiles) return;
+  p.chunk = chunkOf(depth, p.t.blockK);
+  const std::int64_t splits = std::min(ceilDiv(depth, p.chunk), ceilDiv(kSplitKPrograms, tiles));
+  p.span = ceilDiv(ceilDiv(depth, splits), p.chunk) * p.chunk;
+  p.splitsK = ceilDiv(depth, p.span);
+  if (p.splitsK < 2) p.splitsK = 0;
+}
 
 /// The operands' shapes and the epilogue; false with `why` where the product cannot be lowered.
 bool planMatmul(MatmulPlan& p, std::string& why) {
@@ -162,6 +199,7 @@ bool planMatmul(MatmulPlan& p, std::string& why) {
   if (!lowerEpilogue(p.g, p.group, p.st, epilogueView, p.body, why)) return false;
   p.ops = p.st.operands();
   p.name = "k" + std::to_string(p.index) + "_matmul";
+  planSplitK(p);
   return true;
 }
 
@@ -187,9 +225,29 @@ void signMatmul(MatmulPlan& p) {
   };
   for (const auto& o : p.ops) tileStrides(o.arg, "_" + o.arg);
   for (const auto& s : p.group.stores) tileStrides("out_" + s, "_o_" + s);
+  if (p.splitsK) sig.add("partials", "_part");
   sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
   if (p.t.groupM > 1) sig.constexprs({"GROUP_M"});
   if (p.split) sig.constexprs({"SPLIT"});
+  if (!p.splitsK) return;
+  sig.constexprs({"SPLITS"});
+  // The partial products' kernel: the operands, the partials, the sizes and operand strides.
+  KernelSignature& part = p.partSig;
+  part.add("a", "_a");
+  part.add("b", "_b");
+  if (p.split) {
+    part.add("a_lo", "_a_lo");
+    part.add("b_lo", "_b_lo");
+  }
+  part.add("partials", "_part");
+  for (const char* param :
+       {"M", "N", "K", "B1", "a_sb0", "a_sb1", "a_sm", "a_sk", "b_sb0", "b_sb1", "b_sk", "b_sn"})
+    part.params.push_back(param);
+  part.args.insert(part.args.end(), {"_M", "_N", "_K", "_B1", "*_strides4(_a)", "*_strides4(_b)"});
+  part.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
+  if (p.t.groupM > 1) part.constexprs({"GROUP_M"});
+  if (p.split) part.constexprs({"SPLIT"});
+  part.constexprs({"SPAN", "CHUNK"});
 }
 
 /// The tile of a 4-d-strided tensor at (b0, b1, rm, rn).
@@ -226,10 +284,48 @@ std::string matmulKStep(const MatmulPlan& p, const std::string& acc, const std::
   return k.str();
 }
 
+/// The tile's coordinates (rm, rn, rk) and a zero accumulator, after the program order.
+std::string tileStart() {
+  std::ostringstream k;
+  k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
+  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
+  k << kBody << "rk = tl.arange(0, BLOCK_K)\n";
+  k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+  return k.str();
+}
+
+/// Where partial `s` of the tile lies in the (splits, M, N) partials.
+std::string partialAt(const std::string& s) {
+  return "partials + (" + s + " * M + rm[:, None]) * N + rn[None, :]";
+}
+
+/// Split-K's first kernel: one program per (tile, split) sums its SPAN of K in chunks and
+/// stores the partial.
+std::string partialKernel(const MatmulPlan& p) {
+  std::ostringstream k;
+  const std::string b2 = std::string(kBody) + kBody, b3 = b2 + kBody;
+  k << p.partSig.def(p.name + "_part");
+  k << kBody << "# split-K: this program's SPAN of K for one tile of the product, summed in\n"
+    << kBody << "# chunks of CHUNK, stored as a partial the product's kernel adds in order\n";
+  k << programOrder(p.t, "M", "N");
+  k << kBody << "pid_s = tl.program_id(2)\n";
+  k << kBody << "b0 = 0\n" << kBody << "b1 = 0\n";
+  k << tileStart();
+  k << kBody << "for kc in range(pid_s * SPAN, pid_s * SPAN + SPAN, CHUNK):\n";
+  k << b2 << "chunk_sum = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+  k << b2 << "for k0 in range(kc, kc + CHUNK, BLOCK_K):\n";
+  k << matmulKStep(p, "chunk_sum", b3);
+  k << b2 << "acc += chunk_sum\n";
+  k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < N)\n";
+  k << kBody << "tl.store(" << partialAt("pid_s") << ", acc, mask=mask)\n\n\n";
+  return k.str();
+}
+
 std::string matmulKernel(const MatmulPlan& p) {
   const OpGraph& g = p.g;
   std::ostringstream k;
   if (p.split) k << splitKernel("k" + std::to_string(p.index) + "_split");
+  if (p.splitsK) k << partialKernel(p);
   k << p.sig.def(p.name);
   k << kBody << "# " << nodeList(g, p.group)
     << ": a BLOCK_M x BLOCK_N tile of the product per program, accumulated in fp32 over K,\n"
@@ -238,19 +334,18 @@ std::string matmulKernel(const MatmulPlan& p) {
   k << kBody << "# the matrix of the batch: (b0, b1) over up to two batch dims\n";
   k << kBody << "pid_b = tl.program_id(2)\n";
   k << kBody << "b0 = pid_b // B1\n" << kBody << "b1 = pid_b % B1\n";
-  k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
-  k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
-  k << kBody << "rk = tl.arange(0, BLOCK_K)\n";
-  k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
+  k << tileStart();
   const std::int64_t depth = p.as.empty() ? 0 : p.as.back();
   const std::string b2 = std::string(kBody) + kBody;
-  if (depth > kChunkedK) {
+  if (p.splitsK) {
+    k << kBody << "# the partials of the K splits, added in order\n";
+    k << kBody << "for s in range(SPLITS):\n";
+    k << b2 << "acc += tl.load(" << partialAt("s")
+      << ", mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0)\n";
+  } else if (depth > kChunkedK) {
     // A long K in fp32 one tile after another loses about K roundings' worth; sums of chunks of
     // about sqrt(K), added up in turn, lose about 2 sqrt(K), as libraries' blocked sums do.
-    const std::int64_t chunk =
-        std::max<std::int64_t>(1,
-                               std::llround(std::sqrt(static_cast<double>(depth)) / p.t.blockK)) *
-        p.t.blockK;
+    const std::int64_t chunk = chunkOf(depth, p.t.blockK);
     k << kBody << "for kc in range(0, K, " << chunk << "):\n";
     k << b2 << "part = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
     k << b2 << "for k0 in range(kc, kc + " << chunk << ", BLOCK_K):\n";
@@ -317,15 +412,26 @@ std::string matmulHost(const MatmulPlan& p) {
     h << kHost << "_o_" << s << " = " << var(s) << (p.flat ? ".view(-1, _N)" : "") << "\n";
   }
   h << bindOperands(p.ops);
-  h << kHost << "_grid = " << productGrid(p.t, "_M", "_N", p.batched ? "_prod(_a.shape[:-2])" : "1")
-    << "\n";
   // shared memory per element of both tiles: two bfloat16 parts when split, as many bytes as
   // the one fp32 value of the unsplit fallback; else one value
   const int elementBytes =
       p.split ? 4 : std::max(dtypeBytes(dtypeOf(g, p.a)), dtypeBytes(dtypeOf(g, p.b)));
-  h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << productConstants(p.t)
-    << (p.split ? ", SPLIT=_split" : "") << pipelinedLaunchOptions(p.t, elementBytes, "_a.device")
-    << ")\n";
+  const std::string splitFlag = p.split ? ", SPLIT=_split" : "";
+  const std::string splitsK = std::to_string(p.splitsK);
+  if (p.splitsK) {
+    h << kHost << "# split-K: " << splitsK << " programs per tile, " << p.span
+      << " of K each, their partials added in order by the product's kernel\n";
+    h << kHost << "_part = torch.empty((" << splitsK << ", _M, _N), device=_a.device, "
+      << "dtype=torch.float32)\n";
+    h << kHost << p.name << "_part[" << productGrid(p.t, "_M", "_N", splitsK) << "]("
+      << join(p.partSig.args, ", ") << productConstants(p.t) << splitFlag << ", SPAN=" << p.span
+      << ", CHUNK=" << p.chunk << pipelinedLaunchOptions(p.t, elementBytes, "_a.device") << ")\n";
+  }
+  h << kHost << "_grid = " << productGrid(p.t, "_M", "_N", p.batched ? "_prod(_a.shape[:-2])" : "1")
+    << "\n";
+  h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << productConstants(p.t) << splitFlag
+    << (p.splitsK ? ", SPLITS=" + splitsK : "")
+    << pipelinedLaunchOptions(p.t, elementBytes, "_a.device") << ")\n";
   return h.str();
 }
 

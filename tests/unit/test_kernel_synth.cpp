@@ -335,6 +335,25 @@ TEST(SynthCodegen, ALongKIsSummedInChunksOfAboutItsSquareRoot) {
   EXPECT_EQ(shortK.find("part"), std::string::npos);
 }
 
+TEST(SynthCodegen, ALongKOverFewTilesIsSplitOverProgramsOnAGpu) {
+  json g = linearGraph();
+  g["inputs"][0]["shape"] = {8, 16384};
+  g["params"][0]["shape"] = {32, 16384};
+  g["alt_shapes"]["x"] = {9, 16384};
+  // One 8 x 32 tile: its K goes to 128 programs of 128 (one chunk of sqrt(K) each), whose
+  // partials the product's kernel adds in order before the epilogue.
+  const std::string code = synthFor(g, "cuda", 1).candidates.at(0).code;
+  for (const char* line :
+       {"def k0_matmul_part(", "for kc in range(pid_s * SPAN, pid_s * SPAN + SPAN, CHUNK):",
+        "tl.store(partials + (pid_s * M + rm[:, None]) * N + rn[None, :], acc, mask=mask)",
+        "_part = torch.empty((128, _M, _N), device=_a.device, dtype=torch.float32)",
+        "SPAN=128, CHUNK=128", "for s in range(SPLITS):", "SPLITS=128"}) {
+    EXPECT_NE(code.find(line), std::string::npos) << line << "\n" << code;
+  }
+  // The CPU backends keep one program per tile.
+  EXPECT_EQ(synthFor(g, "opencl", 1).candidates.at(0).code.find("_part"), std::string::npos);
+}
+
 TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
   // tf32x3 in two tilings first; then bf16x3 over parts a split kernel writes in each operand's
   // own layout, with tl.dot's tf32x3 kept in the kernel for operands that are not dense; then
