@@ -2,6 +2,7 @@
 // accumulator tile before the single store.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "core/kernel_synth/lowering_support.h"
@@ -203,21 +204,36 @@ bool planMatmul(MatmulPlan& p, std::string& why) {
   return true;
 }
 
-/// The kernel's parameters and the launch's arguments.
-void signMatmul(MatmulPlan& p) {
-  KernelSignature& sig = p.sig;
+/// The operands a, b (and their bfloat16 lo parts when split) and, after `between`, the sizes
+/// and the operands' strides: what both of split-K's kernels and the product's take alike.
+void signOperands(const MatmulPlan& p, KernelSignature& sig, const std::function<void()>& between) {
   sig.add("a", "_a");
   sig.add("b", "_b");
   if (p.split) {
     sig.add("a_lo", "_a_lo");
     sig.add("b_lo", "_b_lo");
   }
-  if (p.bias != "None") sig.add("bias", "_bias");
-  sig.addPointers(p.ops, p.group.stores, [](const std::string& s) { return "_o_" + s; });
+  between();
   for (const char* param :
        {"M", "N", "K", "B1", "a_sb0", "a_sb1", "a_sm", "a_sk", "b_sb0", "b_sb1", "b_sk", "b_sn"})
     sig.params.push_back(param);
   sig.args.insert(sig.args.end(), {"_M", "_N", "_K", "_B1", "*_strides4(_a)", "*_strides4(_b)"});
+}
+
+/// BLOCK_M, BLOCK_N, BLOCK_K and the constexprs the tiling adds.
+void signTiles(const MatmulPlan& p, KernelSignature& sig) {
+  sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
+  if (p.t.groupM > 1) sig.constexprs({"GROUP_M"});
+  if (p.split) sig.constexprs({"SPLIT"});
+}
+
+/// The kernels' parameters and the launches' arguments.
+void signMatmul(MatmulPlan& p) {
+  KernelSignature& sig = p.sig;
+  signOperands(p, sig, [&] {
+    if (p.bias != "None") sig.add("bias", "_bias");
+    sig.addPointers(p.ops, p.group.stores, [](const std::string& s) { return "_o_" + s; });
+  });
   if (p.bias != "None") sig.add("bias_s", "_bias.stride(0)");
   auto tileStrides = [&](const std::string& param, const std::string& hostName) {
     for (const char* s : {"_sb0", "_sb1", "_sm", "_sn"}) sig.params.push_back(param + s);
@@ -226,28 +242,13 @@ void signMatmul(MatmulPlan& p) {
   for (const auto& o : p.ops) tileStrides(o.arg, "_" + o.arg);
   for (const auto& s : p.group.stores) tileStrides("out_" + s, "_o_" + s);
   if (p.splitsK) sig.add("partials", "_part");
-  sig.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
-  if (p.t.groupM > 1) sig.constexprs({"GROUP_M"});
-  if (p.split) sig.constexprs({"SPLIT"});
+  signTiles(p, sig);
   if (!p.splitsK) return;
   sig.constexprs({"SPLITS"});
-  // The partial products' kernel: the operands, the partials, the sizes and operand strides.
-  KernelSignature& part = p.partSig;
-  part.add("a", "_a");
-  part.add("b", "_b");
-  if (p.split) {
-    part.add("a_lo", "_a_lo");
-    part.add("b_lo", "_b_lo");
-  }
-  part.add("partials", "_part");
-  for (const char* param :
-       {"M", "N", "K", "B1", "a_sb0", "a_sb1", "a_sm", "a_sk", "b_sb0", "b_sb1", "b_sk", "b_sn"})
-    part.params.push_back(param);
-  part.args.insert(part.args.end(), {"_M", "_N", "_K", "_B1", "*_strides4(_a)", "*_strides4(_b)"});
-  part.constexprs({"BLOCK_M", "BLOCK_N", "BLOCK_K"});
-  if (p.t.groupM > 1) part.constexprs({"GROUP_M"});
-  if (p.split) part.constexprs({"SPLIT"});
-  part.constexprs({"SPAN", "CHUNK"});
+  // Split-K's first kernel: the operands, the partials, the sizes and the operands' strides.
+  signOperands(p, p.partSig, [&] { p.partSig.add("partials", "_part"); });
+  signTiles(p, p.partSig);
+  p.partSig.constexprs({"SPAN", "CHUNK"});
 }
 
 /// The tile of a 4-d-strided tensor at (b0, b1, rm, rn).
