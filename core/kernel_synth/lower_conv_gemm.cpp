@@ -1,7 +1,9 @@
-// Convolutions and transposed convolutions (1-D and 2-D, one group) as implicit GEMM through
+// Convolutions and transposed convolutions (1-D to 3-D, one group) as implicit GEMM through
 // tl.dot: the product of an (output positions) x (input channels x taps) matrix gathered from the
 // input on the fly and the weight seen as (input channels x taps) x (output channels), with the
 // epilogue on the tile. Tensor cores do the work on a GPU; no im2col buffer is ever written.
+// A strided transposed convolution runs one stride class per program column and gathers only
+// that class's taps (byStrideClass), as the channels-last form does for 1-D and 2-D.
 #include <sstream>
 
 #include "core/kernel_synth/conv_spec.h"
@@ -43,6 +45,45 @@ KernelSignature convGemmSignature(const ConvSpec& s, const FusionGroup& group,
   return sig;
 }
 
+/// A strided transposed convolution without dilation runs one stride class per program column
+/// (grid axis 2): output o = c + S q is reached only through taps k = r + S j, r = (c + P) mod
+/// S, so the other taps (7 of 8 in 3-D at stride 2) are never gathered, only to be masked out.
+bool byStrideClass(const ConvSpec& s) {
+  if (s.kind != ConvSpec::Kind::Transposed) return false;
+  bool strided = false;
+  for (int i = 0; i < s.spatial; ++i) {
+    if (s.dil[i] != 1) return false;
+    strided |= s.stride[i] > 1;
+  }
+  return strided;
+}
+
+/// The program's stride class c<axis> and its first tap first_<axis>, then each row's output
+/// position o<axis> = c + S q over the class's rows (rows past the output are masked by
+/// row_ok), with the batch left in `bi`.
+std::string strideClassRows(const ConvSpec& s) {
+  std::ostringstream k;
+  k << kBody << "cls = tl.program_id(2)\n";
+  for (int i = s.spatial - 1; i >= 0; --i) {
+    const std::string n = s.axis(i);
+    k << kBody << "c" << n << " = cls % S" << n << "\n";
+    k << kBody << "cls = cls // S" << n << "\n";
+    k << kBody << "first_" << n << " = (c" << n << " + P" << n << ") % S" << n << "\n";
+    k << kBody << "T" << n << " = (K" << n << " + S" << n << " - 1) // S" << n << "\n";
+  }
+  k << kBody << "rem = rm\n";
+  std::string ok = "(rm < M)";
+  for (int i = s.spatial - 1; i >= 0; --i) {
+    const std::string n = s.axis(i), q = "(O" + n + " + S" + n + " - 1) // S" + n;
+    k << kBody << "o" << n << " = c" << n << " + (rem % (" << q << ")) * S" << n << "\n";
+    k << kBody << "rem = rem // (" << q << ")\n";
+    ok += " & (o" + n + " < O" + n + ")";
+  }
+  k << kBody << "bi = rem\n";
+  k << kBody << "row_ok = " << ok << "\n";
+  return k.str();
+}
+
 /// The K loop: each K index as (input channel, taps), the input tile gathered with the
 /// padding's zeros masked in, the weight tile, and their product into `acc`.
 void writeConvGemmLoop(std::ostringstream& k, const ConvSpec& s, const Tiling& t) {
@@ -53,9 +94,16 @@ void writeConvGemmLoop(std::ostringstream& k, const ConvSpec& s, const Tiling& t
   k << b2 << "kk = k0 + tl.arange(0, BLOCK_K)\n";
   k << b2 << "# each K index as (input channel, taps), the last tap fastest, as the weight lies\n";
   k << b2 << "rk = kk\n";
+  const bool classed = byStrideClass(s);
   for (int i = sd - 1; i >= 0; --i) {
-    k << b2 << "k" << sp(i) << " = rk % K" << sp(i) << "\n";
-    k << b2 << "rk = rk // K" << sp(i) << "\n";
+    if (classed) {  // the class's taps only: first, first + S, ...
+      k << b2 << "k" << sp(i) << " = first_" << sp(i) << " + (rk % T" << sp(i) << ") * S" << sp(i)
+        << "\n";
+      k << b2 << "rk = rk // T" << sp(i) << "\n";
+    } else {
+      k << b2 << "k" << sp(i) << " = rk % K" << sp(i) << "\n";
+      k << b2 << "rk = rk // K" << sp(i) << "\n";
+    }
   }
   k << b2 << "ci = rk\n";
   const bool transposed = s.kind == ConvSpec::Kind::Transposed;
@@ -63,10 +111,18 @@ void writeConvGemmLoop(std::ostringstream& k, const ConvSpec& s, const Tiling& t
   // The weight is (C_out, C_in, k...) for a convolution, (C_in, C_out, k...) when transposed.
   std::string wAddr = transposed ? "p_w + ci[:, None] * w_s0 + rn[None, :] * w_s1"
                                  : "p_w + rn[None, :] * w_s0 + ci[:, None] * w_s1";
-  std::string aMask = "(rm[:, None] < M) & (kk[None, :] < KTOT)";
+  std::string aMask = classed ? "row_ok[:, None] & (kk[None, :] < KTOT)"
+                              : "(rm[:, None] < M) & (kk[None, :] < KTOT)";
+  std::string bMask = "(kk[:, None] < KTOT) & (rn[None, :] < C_OUT)";
   for (int i = 0; i < sd; ++i) {
     const std::string n = sp(i), d = std::to_string(2 + i);
-    if (transposed) {
+    if (classed) {
+      // The class's taps land on the stride grid: t is a multiple of S by construction.
+      k << b2 << "t" << n << " = o" << n << "[:, None] + P" << n << " - k" << n << "[None, :]\n";
+      k << b2 << "i" << n << " = t" << n << " // S" << n << "\n";
+      aMask += " & (k" + n + "[None, :] < K" + n + ") & (t" + n + " >= 0)";
+      bMask += " & (k" + n + "[:, None] < K" + n + ")";
+    } else if (transposed) {
       // Output o takes input i where i * S - P + k * D == o: taps off the stride grid are zero.
       k << b2 << "t" << n << " = o" << n << "[:, None] + P" << n << " - k" << n << "[None, :] * D"
         << n << "\n";
@@ -84,7 +140,7 @@ void writeConvGemmLoop(std::ostringstream& k, const ConvSpec& s, const Tiling& t
   k << b2 << "a_tile = tl.load(" << xAddr << ",\n"
     << b2 << "                 mask=" << aMask << ", other=0.0)\n";
   k << b2 << "b_tile = tl.load(" << wAddr << ",\n"
-    << b2 << "                 mask=(kk[:, None] < KTOT) & (rn[None, :] < C_OUT), other=0.0)\n";
+    << b2 << "                 mask=" << bMask << ", other=0.0)\n";
   k << b2 << "acc += " << dotCall(t) << "\n";
 }
 
@@ -126,12 +182,21 @@ std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& 
   k << programOrder(t, "M", "C_OUT");
   k << kBody << "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n";
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
-  k << kBody << "# each row's output position\n" << s.outputCoordinates("rm");
-  k << kBody << "bi = rem\n";
+  const bool classed = byStrideClass(s);
+  if (classed) {
+    k << kBody << "# one stride class per program column: its rows' output positions\n"
+      << strideClassRows(s);
+    taps = "C_IN";
+    for (int i = 0; i < sd; ++i) taps += " * T" + sp(i);
+  } else {
+    k << kBody << "# each row's output position\n" << s.outputCoordinates("rm");
+    k << kBody << "bi = rem\n";
+  }
   k << kBody << "KTOT = " << taps << "\n";
   k << kBody << "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n";
   writeConvGemmLoop(k, s, t);
-  k << kBody << "mask = (rm[:, None] < M) & (rn[None, :] < C_OUT)\n";
+  k << kBody << "mask = " << (classed ? "row_ok[:, None]" : "(rm[:, None] < M)")
+    << " & (rn[None, :] < C_OUT)\n";
   std::vector<std::string> coords = {"bi[:, None]", "rn[None, :]"};
   for (int i = 0; i < sd; ++i) coords.push_back("o" + sp(i) + "[:, None]");
   k << loadOperands(g, ops, coords, "mask");
@@ -145,9 +210,19 @@ std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& 
   h << kHost << "_w = " << host.value(s.weight) << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
   for (const auto& out : group.stores) h << allocate(g, out, host);
-  h << kHost << "_M = _prod(" << dom << ") // " << dom << "[1]\n";
+  std::string classes = "1";
+  if (classed) {  // the rows of one class: the batch times each dim's ceil(O / S)
+    h << kHost << "_M = " << dom << "[0]";
+    for (int i = 0; i < sd; ++i)
+      h << " * triton.cdiv(" << dom << "[" << 2 + i << "], " << s.stride[i] << ")";
+    h << "\n";
+    classes = "1";
+    for (int i = 0; i < sd; ++i) classes += " * " + std::to_string(s.stride[i]);
+  } else {
+    h << kHost << "_M = _prod(" << dom << ") // " << dom << "[1]\n";
+  }
   h << bindOperands(ops);
-  h << kHost << "_grid = " << productGrid(t, "_M", dom + "[1]", "1") << "\n";
+  h << kHost << "_grid = " << productGrid(t, "_M", dom + "[1]", classes) << "\n";
   h << kHost << name << "[_grid](" << join(sig.args, ", ") << ", " << s.launchConstants()
     << productConstants(t) << launchOptions(t) << ")\n";
   return LoweredGroup{k.str(), h.str(),

@@ -411,7 +411,9 @@ TEST(SynthCodegen, TransposedConvolutionsGatherOnlyTapsOnTheStrideGrid) {
   EXPECT_NE(direct.find("p_w + (first + ci) * w_s0 + (co % COUT_G) * w_s1"), std::string::npos);
   const std::string& gemm = r.candidates[0].code;
   EXPECT_NE(gemm.find("p_w + ci[:, None] * w_s0 + rn[None, :] * w_s1"), std::string::npos);
-  EXPECT_NE(gemm.find("(ih * Sh == th)"), std::string::npos);
+  // The implicit GEMM takes one stride class per program column, and only the class's taps.
+  EXPECT_NE(gemm.find("kh = first_h + (rk % Th) * Sh"), std::string::npos);
+  EXPECT_EQ(gemm.find("(ih * Sh == th)"), std::string::npos);
 }
 
 TEST(SynthCodegen, GpuConvolutionsInOneDimensionAndTransposedOnesAreChannelsLast) {
@@ -447,6 +449,37 @@ TEST(SynthCodegen, GpuConvolutionsInOneDimensionAndTransposedOnesAreChannelsLast
   EXPECT_EQ(dilated.candidates[0].code.find("conv_gemm_cl"), std::string::npos);
   EXPECT_EQ(dilated.candidates[0].label.find("channels-last"), std::string::npos);
   EXPECT_NE(dilated.candidates[0].code.find("def k0_conv_gemm("), std::string::npos);
+}
+
+TEST(SynthCodegen, AStridedTransposedConvolutionGathersOnlyItsStrideClassTaps) {
+  // 3-D at stride 2: each program column is one of the 8 stride classes, and its K runs over
+  // the class's taps (2 of 3 per dim at most), not over all 27 with 7 in 8 masked out.
+  json g = convGraph(
+      "conv_transpose3d", {3, 4, 3, 3, 3}, {2, 4, 8, 8, 8},
+      {{"stride", 2}, {"padding", 1}, {"output_padding", 1}, {"dilation", 1}, {"groups", 1}});
+  g["inputs"][0]["shape"] = {2, 3, 4, 4, 4};
+  const SynthResult r = synthFor(g, "opencl", 1);
+  ASSERT_EQ(r.candidates.size(), 1u) << (r.unsupported.empty() ? "" : r.unsupported[0]);
+  const std::string& code = r.candidates[0].code;
+  for (const char* line :
+       {"cls = tl.program_id(2)", "first_d = (cd + Pd) % Sd", "Td = (Kd + Sd - 1) // Sd",
+        "ow = cw + (rem % ((Ow + Sw - 1) // Sw)) * Sw",
+        "row_ok = (rm < M) & (ow < Ow) & (oh < Oh) & (od < Od)", "KTOT = C_IN * Td * Th * Tw",
+        "kd = first_d + (rk % Td) * Sd", "td = od[:, None] + Pd - kd[None, :]",
+        "_M = _dom0[0] * triton.cdiv(_dom0[2], 2) * triton.cdiv(_dom0[3], 2) * "
+        "triton.cdiv(_dom0[4], 2)",
+        "1 * 2 * 2 * 2)"}) {
+    EXPECT_NE(code.find(line), std::string::npos) << line << "\n" << code;
+  }
+  // Without a stride, or with dilation, every tap stays in one K loop.
+  for (auto [stride, dilation] : {std::pair{1, 1}, std::pair{2, 2}}) {
+    json other = g;
+    other["nodes"][0]["attrs"]["stride"] = stride;
+    other["nodes"][0]["attrs"]["dilation"] = dilation;
+    const SynthResult o = synthFor(other, "opencl", 1);
+    ASSERT_EQ(o.candidates.size(), 1u) << (o.unsupported.empty() ? "" : o.unsupported[0]);
+    EXPECT_EQ(o.candidates[0].code.find("cls = "), std::string::npos);
+  }
 }
 
 TEST(SynthCodegen, AdaptivePoolingWithUnevenWindowsAveragesEachWindowItsOwnSize) {
