@@ -25,7 +25,8 @@ std::string ConvSpec::outputCoordinates(const std::string& index) const {
 }
 
 bool ConvSpec::channelsLastApplies() const {
-  if (!gemmApplies() || spatial > 2) return false;
+  if (!gemmApplies()) return false;
+  if (spatial == 3) return kind == Kind::Conv;  // 3-D transposed: the flat form's stride classes
   if (kind == Kind::Conv) return true;
   for (int d : dil) {
     if (d != 1) return false;

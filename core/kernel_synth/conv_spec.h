@@ -24,9 +24,9 @@ struct ConvSpec {
   int windowSize() const;
   /// Implicit GEMM (lower_conv_gemm.cpp) covers ungrouped convolutions, transposed or not.
   bool gemmApplies() const { return !pool() && groups == 1; }
-  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those over 1 or 2 spatial dims,
-  /// transposed ones only without dilation (their taps then fall into one class per output
-  /// position modulo the stride).
+  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those over 1 to 3 spatial dims,
+  /// transposed ones only in 1-D and 2-D and without dilation (their taps then fall into one
+  /// class per output position modulo the stride).
   bool channelsLastApplies() const;
   /// The kernel's name for spatial dim i: "d", "h", "w" (3-D), "h", "w" (2-D) or "w" (1-D).
   std::string axis(int i) const { return std::string(1, "dhw"[3 - spatial + i]); }

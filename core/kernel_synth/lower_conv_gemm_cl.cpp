@@ -1,11 +1,12 @@
-// Convolutions (1-D and 2-D, one group) as implicit GEMM over channels-last copies: the GPU
+// Convolutions (1-D to 3-D, one group) as implicit GEMM over channels-last copies: the GPU
 // form. Two small kernels copy the input to (B, spatial..., C_in) and the weight to
 // (C_out, taps..., C_in), so that both tl.dot operands are read along K (the input channels),
 // the layout tensor cores take directly; the product then walks K as (tap, channel block), with
 // each tap's input offsets computed once per step instead of a % and // per element. A program's
 // rows are ROWS output rows x BLOCK_W columns (a power of two), so Triton sees the columns as
-// consecutive. On a GPU this is several times faster than lower_conv_gemm.cpp's form at the level-2
-// shapes (docs/studies/conv_gemm_study.py; figures in docs/PERFORMANCE.md).
+// consecutive; in 3-D the rows run over (depth, height) together. On a GPU this is several times
+// faster than lower_conv_gemm.cpp's form at the level-2 2-D shapes (docs/studies/
+// conv_gemm_study.py; figures in docs/PERFORMANCE.md).
 // Transposed convolutions (without dilation) take the same form split by stride class: output o
 // is reached through tap k only where S divides o + P - k, so the outputs of one class
 // (o + P) mod S share their taps, every S-th one; the flat form masked the others out per tap.
@@ -17,6 +18,7 @@
 // bits (a product's error about 2^-16 of its size, against TF32 splitting's 2^-22), which kept
 // the level-2 convolutions within the 1e-4 tolerance at twice TF32's tensor-core rate and half
 // its operand bytes, and is faster than the TF32 split.
+#include <algorithm>
 #include <optional>
 #include <sstream>
 
@@ -77,14 +79,16 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
                              const std::string& dst, const std::string& lo, int spatial,
                              Split split) {
   std::ostringstream h;
-  const std::string shape =
-      spatial == 2 ? "(" + src + ".shape[0], " + src + ".shape[2], " + src + ".shape[3], " + src +
-                         ".shape[1])"
-                   : "(" + src + ".shape[0], " + src + ".shape[2], " + src + ".shape[1])";
+  std::string shape = "(" + src + ".shape[0]";
+  for (int i = 0; i < spatial; ++i) shape += ", " + src + ".shape[" + std::to_string(2 + i) + "]";
+  shape += ", " + src + ".shape[1])";
+  // 3-D goes through the 2-D copy with depth and height merged (a view where they are dense)
+  const std::string view = spatial == 3 ? dst + "_dh" : src;
+  if (spatial == 3) h << kHost << view << " = " << src << ".flatten(2, 3)\n";
   const std::string positions =
-      spatial == 2 ? src + ".shape[2] * " + src + ".shape[3]" : src + ".shape[2]";
-  const std::string strides = spatial == 2 ? "*" + src + ".stride()" : "*" + src + ".stride(), 0";
-  const std::string width = spatial == 2 ? src + ".shape[3]" : "1";
+      spatial >= 2 ? view + ".shape[2] * " + view + ".shape[3]" : src + ".shape[2]";
+  const std::string strides = spatial >= 2 ? "*" + view + ".stride()" : "*" + src + ".stride(), 0";
+  const std::string width = spatial >= 2 ? view + ".shape[3]" : "1";
   h << kHost << dst << " = torch.empty(" << shape << ", device=" << src
     << ".device, dtype=" << (split == Split::Bf16 ? std::string("torch.bfloat16") : src + ".dtype")
     << ")\n";
@@ -92,7 +96,7 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
   // positions on the grid's first axis, the only one not limited to 65535 programs
   h << kHost << kernel << "[(triton.cdiv(" << positions << ", 64), triton.cdiv(" << src
     << ".shape[1], 32), " << src << ".shape[0])](\n"
-    << kHost << "    " << src << ", " << dst << ", " << (lo.empty() ? "" : lo + ", ") << src
+    << kHost << "    " << view << ", " << dst << ", " << (lo.empty() ? "" : lo + ", ") << src
     << ".shape[1], " << width << ", " << positions << ", " << strides
     << ", BLOCK_C=32, BLOCK_P=64)\n";
   return h.str();
@@ -106,7 +110,8 @@ struct ConvClPlan : GroupLowering {
   Split splitKind = Split::None;
   bool split = false;
   int sd = 0, rank = 0;  // spatial dims, and the tensors' rank
-  bool twoD = false;
+  bool twoD = false;     // an h axis: 2-D, or 3-D whose (d, h) rows a tile walks together
+  bool threeD = false;   // a d axis too (forward convolutions only)
   std::string dom, name, copy;
   std::string body;  // the accumulator's statement and the epilogue
   std::vector<KernelOperand> ops;
@@ -132,7 +137,8 @@ bool planConvCl(ConvClPlan& p, std::string& why) {
   p.split = p.splitKind != Split::None;
   p.sd = s.spatial;
   p.rank = p.sd + 2;
-  p.twoD = p.sd == 2;
+  p.twoD = p.sd >= 2;
+  p.threeD = p.sd == 3;
   p.dom = "_dom" + std::to_string(p.index);
   p.body = std::string(kBody) + var(cv.name) + " = acc";
   if (!s.bias.empty()) p.body += " + tl.load(p_bias + rn * bias_s, mask=n_ok, other=0.0)[None, :]";
@@ -158,9 +164,13 @@ void signConvCl(ConvClPlan& p) {
   sig.addPointers(p.ops, p.group.stores, var);
   sig.add("C_OUT", p.dom + "[1]");
   sig.add("C_IN", "_x.shape[1]");
+  if (p.threeD) {
+    sig.add("Od", p.dom + "[2]");
+    sig.add("Id", "_x.shape[2]");
+  }
   if (p.twoD) {
-    sig.add("Oh", p.dom + "[2]");
-    sig.add("Ih", "_x.shape[2]");
+    sig.add("Oh", p.dom + "[" + std::to_string(p.rank - 2) + "]");
+    sig.add("Ih", "_x.shape[" + std::to_string(p.rank - 2) + "]");
   }
   sig.add("Ow", p.dom + "[" + std::to_string(p.rank - 1) + "]");
   sig.add("Iw", "_x.shape[" + std::to_string(p.rank - 1) + "]");
@@ -182,11 +192,12 @@ std::string classAxis(const std::string& a, const std::string& index, const std:
 
 /// The program's tile: its image, output positions and output channels.
 std::string convClTile(const ConvClPlan& p) {
-  const bool twoD = p.twoD, transposed = p.transposed;
+  const bool twoD = p.twoD, transposed = p.transposed, threeD = p.threeD;
   std::ostringstream k;
   k << kBody << "pid_m = tl.program_id(0)\n" << kBody << "pid_n = tl.program_id(1)\n";
   const std::string perW = transposed ? "tl.cdiv(Ow, Sw)" : "Ow";
-  const std::string perH = transposed ? "tl.cdiv(Oh, Sh)" : "Oh";
+  // 3-D: a tile's rows run over (d, h) together, h fastest
+  const std::string perH = transposed ? "tl.cdiv(Oh, Sh)" : threeD ? "Od * Oh" : "Oh";
   k << kBody << "tiles_w = tl.cdiv(" << perW << ", BLOCK_W)\n";
   if (twoD) {
     k << kBody << "tiles_h = tl.cdiv(" << perH << ", ROWS)\n"
@@ -200,14 +211,21 @@ std::string convClTile(const ConvClPlan& p) {
   // transposed convolution the index of each position within its stride class.
   const std::string wIndex = "(pid_m % tiles_w) * BLOCK_W + r % BLOCK_W";
   const std::string hIndex = "th * ROWS + r // BLOCK_W";
-  if (!transposed) {
+  if (threeD) {
+    k << kBody << "ow = " << wIndex << "\n";
+    k << kBody << "odh = " << hIndex << "\n";
+    k << kBody << "od = odh // Oh\n" << kBody << "oh = odh % Oh\n";
+  } else if (!transposed) {
     k << kBody << "ow = " << wIndex << "\n";
     if (twoD) k << kBody << "oh = " << hIndex << "\n";
   } else {
     k << classAxis("w", wIndex, twoD ? "tl.program_id(2) % Sw" : "tl.program_id(2)");
     if (twoD) k << classAxis("h", hIndex, "tl.program_id(2) // Sw");
   }
-  k << kBody << (twoD ? "m_ok = (oh < Oh) & (ow < Ow)\n" : "m_ok = ow < Ow\n");
+  k << kBody
+    << (threeD ? "m_ok = (odh < Od * Oh) & (ow < Ow)\n"
+        : twoD ? "m_ok = (oh < Oh) & (ow < Ow)\n"
+               : "m_ok = ow < Ow\n");
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
   k << kBody << "n_ok = rn < C_OUT\n";
   return k.str();
@@ -216,7 +234,7 @@ std::string convClTile(const ConvClPlan& p) {
 /// The K loop over (tap, input channel block): the tap's input positions, both tiles, their
 /// product.
 std::string convClKLoop(const ConvClPlan& p) {
-  const bool twoD = p.twoD;
+  const bool twoD = p.twoD, threeD = p.threeD;
   const std::string b2 = std::string(kBody) + kBody;
   std::ostringstream k;
   if (p.transposed) {
@@ -231,9 +249,20 @@ std::string convClKLoop(const ConvClPlan& p) {
       k << b2 << "kw = cw + tap * Sw\n" << b2 << "iw = qw - tap\n";
     }
   } else {
-    k << kBody << "for step in range(0, " << (twoD ? "Kh * Kw" : "Kw") << " * CB):\n";
+    k << kBody << "for step in range(0, "
+      << (threeD ? "Kd * Kh * Kw"
+          : twoD ? "Kh * Kw"
+                 : "Kw")
+      << " * CB):\n";
     k << b2 << "tap = step // CB\n";
-    if (twoD) {
+    if (threeD) {
+      k << b2 << "kd = tap // (Kh * Kw)\n"
+        << b2 << "kh = (tap // Kw) % Kh\n"
+        << b2 << "kw = tap % Kw\n";
+      k << b2 << "id = od * Sd - Pd + kd * Dd\n";
+      k << b2 << "ih = oh * Sh - Ph + kh * Dh\n";
+      k << b2 << "iw = ow * Sw - Pw + kw * Dw\n";
+    } else if (twoD) {
       k << b2 << "kh = tap // Kw\n" << b2 << "kw = tap % Kw\n";
       k << b2 << "ih = oh * Sh - Ph + kh * Dh\n";
       k << b2 << "iw = ow * Sw - Pw + kw * Dw\n";
@@ -243,7 +272,11 @@ std::string convClKLoop(const ConvClPlan& p) {
   }
   k << b2 << "rk = (step % CB) * BLOCK_K + tl.arange(0, BLOCK_K)\n";
   k << b2 << "k_ok = rk < C_IN\n";
-  if (twoD) {
+  if (threeD) {
+    k << b2
+      << "ok = m_ok & (id >= 0) & (id < Id) & (ih >= 0) & (ih < Ih) & (iw >= 0) & (iw < Iw)\n";
+    k << b2 << "pos = ((bi * Id + id) * Ih + ih) * Iw + iw\n";
+  } else if (twoD) {
     k << b2 << "ok = m_ok & (ih >= 0) & (ih < Ih) & (iw >= 0) & (iw < Iw)\n";
     k << b2 << "pos = (bi * Ih + ih) * Iw + iw\n";
   } else {
@@ -252,7 +285,10 @@ std::string convClKLoop(const ConvClPlan& p) {
   }
   k << b2 << "a_at = pos[:, None] * C_IN + rk[None, :]\n"
     << b2 << "a_ok = ok[:, None] & k_ok[None, :]\n"
-    << b2 << "b_at = (rn[None, :] * " << (twoD ? "(Kh * Kw) + kh * Kw + kw" : "Kw + kw")
+    << b2 << "b_at = (rn[None, :] * "
+    << (threeD ? "(Kd * Kh * Kw) + (kd * Kh + kh) * Kw + kw"
+        : twoD ? "(Kh * Kw) + kh * Kw + kw"
+               : "Kw + kw")
     << ") * C_IN + rk[:, None]\n"
     << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n"
     << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
@@ -275,9 +311,9 @@ std::string convClKLoop(const ConvClPlan& p) {
 }
 
 std::string convClKernel(const ConvClPlan& p) {
-  const bool twoD = p.twoD;
+  const bool twoD = p.twoD, threeD = p.threeD;
   std::ostringstream k;
-  k << channelsLastKernel(p.copy, p.sd, p.splitKind);
+  k << channelsLastKernel(p.copy, std::min(p.sd, 2), p.splitKind);
   k << p.sig.def(p.name);
   k << kBody << "# " << nodeList(p.g, p.group)
     << " as implicit GEMM over channels-last copies: rows are\n"
@@ -289,13 +325,21 @@ std::string convClKernel(const ConvClPlan& p) {
       << kBody << "# mod S (grid axis 2), whose taps are exactly c, c + S, c + 2S, ...\n";
   }
   k << convClTile(p);
-  k << kBody << "# the channels-last input is (B, " << (twoD ? "Ih, Iw" : "Iw")
-    << ", C_IN), the weight (C_OUT, " << (twoD ? "Kh, Kw" : "Kw") << ", C_IN)\n";
+  k << kBody << "# the channels-last input is (B, "
+    << (threeD ? "Id, Ih, Iw"
+        : twoD ? "Ih, Iw"
+               : "Iw")
+    << ", C_IN), the weight (C_OUT, "
+    << (threeD ? "Kd, Kh, Kw"
+        : twoD ? "Kh, Kw"
+               : "Kw")
+    << ", C_IN)\n";
   k << kBody << "CB = tl.cdiv(C_IN, BLOCK_K)\n";
   k << kBody << "acc = tl.zeros((ROWS * BLOCK_W, BLOCK_N), dtype=tl.float32)\n";
   k << convClKLoop(p);
   k << kBody << "mask = m_ok[:, None] & n_ok[None, :]\n";
   std::vector<std::string> coords = {"bi", "rn[None, :]"};
+  if (threeD) coords.push_back("od[:, None]");
   if (twoD) coords.push_back("oh[:, None]");
   coords.push_back("ow[:, None]");
   k << loadOperands(p.g, p.ops, coords, "mask");
@@ -315,7 +359,9 @@ std::string convClHost(const ConvClPlan& p) {
   const std::string sw = std::to_string(s.stride[p.sd - 1]);
   const std::string widthPerTile = transposed ? "triton.cdiv(" + last + ", " + sw + ")" : last;
   std::string heightPerTile;
-  if (twoD) {
+  if (p.threeD) {
+    heightPerTile = dom + "[2] * " + dom + "[3]";  // (d, h) rows together
+  } else if (twoD) {
     heightPerTile = transposed ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ")"
                                : dom + "[2]";
   }

@@ -309,7 +309,10 @@ TEST(SynthTiles, ShortRowsShareAProgramOnAGpuOnly) {
   g["nodes"] = {node("sm", "softmax", {"x"}, {64, 8}, {{"dim", 1}})};
   g["outputs"] = {"sm"};
   g.erase("alt_shapes");
-  const SynthResult gpu = synthFor(g, "cuda", 1);
+  json volume = g;
+  volume["nodes"] = json::array({g["nodes"][0]});
+  volume["outputs"] = {"c"};
+  const SynthResult gpu = synthFor(volume, "cuda", 1);
   ASSERT_EQ(gpu.candidates.size(), 1u) << (gpu.unsupported.empty() ? "" : gpu.unsupported[0]);
   EXPECT_NE(gpu.candidates[0].code.find("_per = max(1, min(max(1, 2048 // _block_r), 16384 // "
                                         "_block_r))"),
@@ -736,7 +739,21 @@ TEST(SynthConvSpec, VolumesHaveThreeAxesAndAdaptiveMaxPoolsTheirWindows) {
   EXPECT_EQ(conv->axis(0) + conv->axis(1) + conv->axis(2), "dhw");
   EXPECT_EQ(conv->window, (std::vector<int>{3, 1, 2}));
   EXPECT_TRUE(conv->gemmApplies());
-  EXPECT_FALSE(conv->channelsLastApplies());  // the channels-last copies are 1-D and 2-D
+  EXPECT_TRUE(conv->channelsLastApplies());
+  // On a GPU the volume's first candidate is the channels-last form, its tile's rows running
+  // over (depth, height) together and its K over the three taps' axes.
+  json volume = g;
+  volume["nodes"] = json::array({g["nodes"][0]});
+  volume["outputs"] = {"c"};
+  const SynthResult gpu = synthFor(volume, "cuda", 1);
+  ASSERT_EQ(gpu.candidates.size(), 1u) << (gpu.unsupported.empty() ? "" : gpu.unsupported[0]);
+  for (const char* line :
+       {"def k0_conv_gemm_cl(", "od = odh // Oh", "m_ok = (odh < Od * Oh) & (ow < Ow)",
+        "kd = tap // (Kh * Kw)", "pos = ((bi * Id + id) * Ih + ih) * Iw + iw",
+        "b_at = (rn[None, :] * (Kd * Kh * Kw) + (kd * Kh + kh) * Kw + kw) * C_IN + rk[:, None]",
+        "_xl_dh = _x.flatten(2, 3)"}) {
+    EXPECT_NE(gpu.candidates[0].code.find(line), std::string::npos) << line;
+  }
   const auto pool = convSpec(graph, graph.nodes[1], why);
   ASSERT_TRUE(pool) << why;
   EXPECT_TRUE(pool->adaptive() && pool->takesMax());

@@ -141,6 +141,10 @@ def test_every_candidate_is_verified_on_opencl(tmp_path, task):
 # The GPU's first convolution form (implicit GEMM over channels-last copies), written for cuda and
 # run by the interpreter: 2-D with padding and a max-pool after it, and 1-D.
 GPU_CONV_CASES = {
+    # a volume: the tile's rows run over (depth, height) together; three candidates
+    "level2/34_Conv3d_Softsign_MaxOverDepth.py": ({"batch_size": 2, "in_channels": 3,
+                                                   "out_channels": 5, "depth": 4, "height": 5,
+                                                   "width": 6}, 3),
     # three candidates: two over bfloat16 parts, then one over TF32 parts
     "level2/14_Conv2d_MaxPool_Hardtanh.py": ({"batch_size": 2, "in_channels": 3,
                                               "out_channels": 5, "height": 7, "width": 6}, 3),
