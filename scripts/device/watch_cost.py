@@ -14,7 +14,7 @@ Next to them, eager PyTorch under the same timer, with nothing installed.
 Usage: watch_cost.py REFERENCE.py CANDIDATE.py [--backend cuda|opencl|interpret] [--calls N]
        [--json]
 Run it where the candidate runs (a GPU machine for cuda; the dev machine for opencl), from the
-repository root. A probe, not a test: its numbers go to docs/PERFORMANCE.md with the machine.
+repository root; `candidates_from_db.py` writes a bench run's tasks and candidates out for it. A probe, not a test: its numbers go to docs/PERFORMANCE.md with the machine.
 """
 import argparse
 import importlib.util
