@@ -246,6 +246,37 @@ def get_init_inputs():
 """
 
 
+LONG_K_PRODUCT = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.relu(torch.matmul(a, b)) * 0.5
+
+
+def get_inputs():
+    return [torch.randn(40, 4608), torch.randn(4608, 48)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_gpu_split_k_products_are_verified_on_the_interpreter(tmp_path):
+    """One output tile over a K of 4608: its K is split over programs whose partials the
+    product's kernel adds in order, the epilogue after them."""
+    reference = tmp_path / "long_k.py"
+    reference.write_text(LONG_K_PRODUCT)
+    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
+                          case=({}, 2), reference=reference)
+    for k in range(2):
+        code = (tmp_path / "out" / f"candidate_{k}.py").read_text()
+        assert "def k0_matmul_part(" in code and "for s in range(SPLITS):" in code
+
+
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 @pytest.mark.parametrize("task", _cases(sorted(GPU_PRODUCT_CASES), "gpu_product"))
 def test_gpu_product_candidates_are_verified_on_the_interpreter(tmp_path, task):
