@@ -216,7 +216,6 @@ std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& 
     for (int i = 0; i < sd; ++i)
       h << " * triton.cdiv(" << dom << "[" << 2 + i << "], " << s.stride[i] << ")";
     h << "\n";
-    classes = "1";
     for (int i = 0; i < sd; ++i) classes += " * " + std::to_string(s.stride[i]);
   } else {
     h << kHost << "_M = _prod(" << dom << ") // " << dom << "[1]\n";
