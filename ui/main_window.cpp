@@ -253,13 +253,14 @@ void MainWindow::exportCurrent() {
 }
 
 void MainWindow::showSettings() {
-  SettingsDialog dialog(controller_->settings(), this);
+  const AppSettings shown = shownSettings(controller_->settings(), store_->databasePath());
+  SettingsDialog dialog(shown, this);
   if (dialog.exec() != QDialog::Accepted) return;
-  const AppSettings settings = dialog.settings();
-  const bool newDatabase = settings.databasePath != controller_->settings().databasePath;
+  const QString database = dialog.settings().databasePath;
+  const AppSettings settings = settingsToSave(dialog.settings(), shown, controller_->settings());
   settings.save();
   controller_->setSettings(settings);
-  if (newDatabase) controller_->setDatabase(settings.databasePath);  // no restart needed
+  if (database != shown.databasePath) controller_->setDatabase(database);  // no restart needed
   runBar_->selectBackend(settings.defaultBackend);
   generationPane_->refreshModels();  // the endpoints may have changed
 }

@@ -29,6 +29,7 @@
 #include "ui/panes/sessions_pane.h"
 #include "ui/panes/verification_pane.h"
 #include "ui/settings/resources_dir.h"
+#include "ui/settings/settings.h"
 #include "ui/workbench/pipeline_generation_controller.h"
 
 using namespace crucible;
@@ -52,6 +53,7 @@ class WorkbenchTest : public QObject {
   void shortcutsReachTheJourneyFromTheEditor();
   void reopensTheSessionFromTheDatabase();
   void flagLineAndSquiggleShowEachOther();
+  void settingsShowTheDatabaseInUseAndKeepTheSavedOne();
   void aNewDatabaseAppliesWithoutRestart();
   void aCrashingCandidateShowsAnErrorAndTheAppGoesOn();
   void theLayoutSurvivesARestart();
@@ -331,6 +333,24 @@ void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
   flags->setCurrentItem(nullptr);
   emit pane->editor()->flagLineClicked(10);
   QCOMPARE(flags->currentItem(), item);
+}
+
+void WorkbenchTest::settingsShowTheDatabaseInUseAndKeepTheSavedOne() {
+  // Started with --db, Settings names that file, not the saved default; accepting the dialog
+  // with the database untouched keeps the saved default, and a changed one is taken.
+  const QString oneOff = dir_.filePath("one-off.db");
+  MainWindow window(MainWindowOptions{oneOff, nullptr});
+  const AppSettings saved = window.controller()->settings();
+  QVERIFY(saved.databasePath != oneOff);
+  const AppSettings shown = shownSettings(saved, window.controller()->store()->databasePath());
+  QCOMPARE(shown.databasePath, oneOff);
+  QCOMPARE(settingsToSave(shown, shown, saved).databasePath, saved.databasePath);
+  AppSettings changed = shown;
+  changed.databasePath = dir_.filePath("chosen.db");
+  changed.trials = 7;
+  const AppSettings kept = settingsToSave(changed, shown, saved);
+  QCOMPARE(kept.databasePath, dir_.filePath("chosen.db"));
+  QCOMPARE(kept.trials, 7);
 }
 
 void WorkbenchTest::aNewDatabaseAppliesWithoutRestart() {

@@ -76,4 +76,15 @@ void addRecentModel(const QString& path) {
   addRecent("generate/recent_models", path);
 }
 
+AppSettings shownSettings(AppSettings saved, const QString& databaseInUse) {
+  saved.databasePath = databaseInUse;
+  return saved;
+}
+
+AppSettings settingsToSave(AppSettings accepted, const AppSettings& shown,
+                           const AppSettings& saved) {
+  if (accepted.databasePath == shown.databasePath) accepted.databasePath = saved.databasePath;
+  return accepted;
+}
+
 }  // namespace crucible::ui

@@ -27,6 +27,14 @@ struct AppSettings {
   VerifyRequest verifyRequest() const;
 };
 
+/// What Settings shows: `saved`, with the database this window uses (a `--db` file included), so
+/// the dialog never names a file other than the one in use.
+AppSettings shownSettings(AppSettings saved, const QString& databaseInUse);
+/// What to save once the dialog is accepted: `accepted`, except that a database left as it was
+/// shown keeps `saved`'s, so saving other settings does not make a one-off `--db` the default.
+AppSettings settingsToSave(AppSettings accepted, const AppSettings& shown,
+                           const AppSettings& saved);
+
 /// Recent files, most recent first, at most `kMaxRecent`.
 inline constexpr int kMaxRecent = 8;
 QStringList recentFiles();
