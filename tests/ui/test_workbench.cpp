@@ -277,8 +277,11 @@ void WorkbenchTest::reopensTheSessionFromTheDatabase() {
   QTRY_COMPARE(sessions->table()->rowCount(), 1);
   QCOMPARE(sessions->table()->item(0, 0)->text().toLongLong(), session);
   QCOMPARE(sessions->table()->item(0, 5)->text(), QString("verified"));  // its best candidate
-  sessions->table()->selectRow(0);
-  sessions->openSelected();
+  // Enter in the search field opens its single match.
+  QSignalSpy reopenedSession(reopened_->controller(), &WorkbenchController::sessionReopened);
+  QTest::keyClick(sessions->taskSearch(), Qt::Key_Return);
+  QTRY_COMPARE(reopenedSession.size(), 1);
+  QCOMPARE(reopenedSession.at(0).at(0).toLongLong(), session);
   WorkbenchController* controller = reopened_->controller();
   QTRY_COMPARE(controller->workbench()->candidates().size(), 2);
   QCOMPARE(controller->workbench()->reference().source,

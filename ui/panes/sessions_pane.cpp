@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QTimer>
+#include <utility>
 
 #include "ui/workbench/verdict_style.h"
 
@@ -72,6 +73,11 @@ SessionsPane::SessionsPane(WorkbenchController* controller, QWidget* parent)
   connect(debounce, &QTimer::timeout, this, &SessionsPane::refresh);
   for (QLineEdit* edit : {task_, model_}) {
     connect(edit, &QLineEdit::textChanged, debounce, qOverload<>(&QTimer::start));
+    connect(edit, &QLineEdit::returnPressed, this, [this, debounce] {
+      debounce->stop();
+      openSingleMatch_ = true;
+      refresh();
+    });
   }
   for (QDateEdit* edit : {since_, until_}) {
     connect(edit, &QDateEdit::dateChanged, debounce, qOverload<>(&QTimer::start));
@@ -114,6 +120,10 @@ void SessionsPane::refresh() {
             item->setData(Qt::UserRole, static_cast<qlonglong>(s.id));
             table_->setItem(row, col, item);
           }
+        }
+        if (std::exchange(openSingleMatch_, false) && table_->rowCount() == 1) {
+          table_->selectRow(0);
+          openSelected();
         }
       });
 }

@@ -37,6 +37,8 @@ class SessionsPane : public QWidget {
   QComboBox* verdict_;
   QTableWidget* table_;
   quint64 query_ = 0;  // answers to older queries are dropped
+  // Enter in a search field: the search runs now, and a single match is opened when it answers.
+  bool openSingleMatch_ = false;
 };
 
 }  // namespace crucible::ui
