@@ -418,20 +418,22 @@ std::string matmulHost(const MatmulPlan& p) {
   const int elementBytes =
       p.split ? 4 : std::max(dtypeBytes(dtypeOf(g, p.a)), dtypeBytes(dtypeOf(g, p.b)));
   const std::string splitFlag = p.split ? ", SPLIT=_split" : "";
-  const std::string splitsK = std::to_string(p.splitsK);
   if (p.splitsK) {
-    h << kHost << "# split-K: " << splitsK << " programs per tile, " << p.span
+    // The splits follow the K this call has: SPAN was planned from the traced K, and a call
+    // with another K is still summed whole.
+    h << kHost << "# split-K: about " << p.splitsK << " programs per tile, " << p.span
       << " of K each, their partials added in order by the product's kernel\n";
-    h << kHost << "_part = torch.empty((" << splitsK << ", _M, _N), device=_a.device, "
+    h << kHost << "_splits = triton.cdiv(_K, " << p.span << ")\n";
+    h << kHost << "_part = torch.empty((_splits, _M, _N), device=_a.device, "
       << "dtype=torch.float32)\n";
-    h << kHost << p.name << "_part[" << productGrid(p.t, "_M", "_N", splitsK) << "]("
+    h << kHost << p.name << "_part[" << productGrid(p.t, "_M", "_N", "_splits") << "]("
       << join(p.partSig.args, ", ") << productConstants(p.t) << splitFlag << ", SPAN=" << p.span
       << ", CHUNK=" << p.chunk << pipelinedLaunchOptions(p.t, elementBytes, "_a.device") << ")\n";
   }
   h << kHost << "_grid = " << productGrid(p.t, "_M", "_N", p.batched ? "_prod(_a.shape[:-2])" : "1")
     << "\n";
   h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << productConstants(p.t) << splitFlag
-    << (p.splitsK ? ", SPLITS=" + splitsK : "")
+    << (p.splitsK ? ", SPLITS=_splits" : "")
     << pipelinedLaunchOptions(p.t, elementBytes, "_a.device") << ")\n";
   return h.str();
 }

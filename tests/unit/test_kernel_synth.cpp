@@ -324,11 +324,17 @@ TEST(SynthTiles, ShortRowsShareAProgramOnAGpuOnly) {
             std::string::npos);
 }
 
-TEST(SynthCodegen, ALongKIsSummedInChunksOfAboutItsSquareRoot) {
+/// The linear graph with a K of 16384.
+json longKGraph() {
   json g = linearGraph();
   g["inputs"][0]["shape"] = {8, 16384};
   g["params"][0]["shape"] = {32, 16384};
   g["alt_shapes"]["x"] = {9, 16384};
+  return g;
+}
+
+TEST(SynthCodegen, ALongKIsSummedInChunksOfAboutItsSquareRoot) {
+  const json g = longKGraph();
   const std::string code = synthFor(g, "opencl", 1).candidates.at(0).code;
   // sqrt(16384) = 128: two BLOCK_K of 64
   EXPECT_NE(code.find("for kc in range(0, K, 128):"), std::string::npos) << code;
@@ -339,18 +345,17 @@ TEST(SynthCodegen, ALongKIsSummedInChunksOfAboutItsSquareRoot) {
 }
 
 TEST(SynthCodegen, ALongKOverFewTilesIsSplitOverProgramsOnAGpu) {
-  json g = linearGraph();
-  g["inputs"][0]["shape"] = {8, 16384};
-  g["params"][0]["shape"] = {32, 16384};
-  g["alt_shapes"]["x"] = {9, 16384};
+  const json g = longKGraph();
   // One 8 x 32 tile: its K goes to 128 programs of 128 (one chunk of sqrt(K) each), whose
   // partials the product's kernel adds in order before the epilogue.
   const std::string code = synthFor(g, "cuda", 1).candidates.at(0).code;
   for (const char* line :
        {"def k0_matmul_part(", "for kc in range(pid_s * SPAN, pid_s * SPAN + SPAN, CHUNK):",
         "tl.store(partials + (pid_s * M + rm[:, None]) * N + rn[None, :], acc, mask=mask)",
-        "_part = torch.empty((128, _M, _N), device=_a.device, dtype=torch.float32)",
-        "SPAN=128, CHUNK=128", "for s in range(SPLITS):", "SPLITS=128"}) {
+        "_splits = triton.cdiv(_K, 128)",
+        "_part = torch.empty((_splits, _M, _N), device=_a.device, dtype=torch.float32)",
+        "[(triton.cdiv(_M, 128) * triton.cdiv(_N, 32), 1, _splits)]", "SPAN=128, CHUNK=128",
+        "for s in range(SPLITS):", "SPLITS=_splits"}) {
     EXPECT_NE(code.find(line), std::string::npos) << line << "\n" << code;
   }
   // The CPU backends keep one program per tile.
