@@ -44,23 +44,35 @@ def parse_args():
     return parser.parse_args()
 
 
+class Setup:
+    """What a probe of a candidate's timed calls starts from, as the worker builds it: the
+    backend's environment, the device, the two modules, the init inputs and eight input sets."""
+
+    def __init__(self, args, program):
+        from crucible_worker import candidate_stage
+        candidate_stage.configure_environment({"backend": args.backend, "threads": 1})
+        import torch
+        self.device = "cuda" if args.backend == "cuda" else "cpu"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            sys.exit(f"{program}: no CUDA device")
+        if self.device == "cpu":
+            torch.set_num_threads(1)
+        self.reference = load(args.reference, "reference")
+        self.candidate = load(args.candidate, "candidate")
+        torch.manual_seed(42)
+        self.init = self.reference.get_init_inputs()
+        self.host_sets = [self.reference.get_inputs() for _ in range(8)]
+
+
 def main():
     args = parse_args()
-    from crucible_worker import candidate_stage
-    candidate_stage.configure_environment({"backend": args.backend, "threads": 1})
+    setup = Setup(args, "watch_cost.py")
     import torch
     from crucible_worker import guards, timing
     from crucible_worker.loader import clone_value
 
-    device = "cuda" if args.backend == "cuda" else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        sys.exit("watch_cost.py: no CUDA device")
-    if device == "cpu":
-        torch.set_num_threads(1)
-    reference, candidate = load(args.reference, "reference"), load(args.candidate, "candidate")
-    torch.manual_seed(42)
-    init = reference.get_init_inputs()
-    host_sets = [reference.get_inputs() for _ in range(8)]
+    device, reference, candidate = setup.device, setup.reference, setup.candidate
+    init, host_sets = setup.init, setup.host_sets
 
     def place(inputs):
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]

@@ -79,6 +79,56 @@ def test_a_round_extends_to_its_share_of_the_minimum_time(tmp_path):
         assert len(samples) > 1 and sum(samples) >= 50 and sum(samples[:-1]) < 50
 
 
+def test_each_timer_takes_each_set_handed_over_at_its_first_timed_call(tmp_path, monkeypatch):
+    # As the candidate's timer: the sets come as bytes when their first timed call is due, once
+    # per timer (eager, then compiled), and the warm-up calls never touch them.
+    from crucible_worker import timing_sets
+    events = []
+    fetch = timing_sets.FileBytes.fetch
+    monkeypatch.setattr(timing_sets.FileBytes, "fetch",
+                        lambda self, j: events.append(("fetch", j)) or fetch(self, j))
+    measure = timing.measure
+
+    def recorded(timer, fn, *args, **kwargs):
+        def call(*inputs):
+            events.append(("call", None))
+            return fn(*inputs)
+        return measure(timer, call, *args, **kwargs)
+
+    monkeypatch.setattr(timing, "measure", recorded)
+    job = baseline_job(tmp_path, MATMUL_REFERENCE,
+                       {"warmup": 2, "reps": 8, "min_time_s": 0.0, "compile_baseline": True,
+                        "rounds": 2})
+    facts = baseline_stage.run(job, TurnChannel())
+    assert facts["error"] is None and facts["timing"]["compile_ms"] is not None
+    # Per round and timer: two warm-up calls, then sets j and j+1 fetched just before their
+    # first timed calls (4 calls over the 2 sets).
+    expected = []
+    for first in (0, 2):
+        for _ in ("eager", "compiled"):
+            expected += [("call", None)] * 2
+            expected += [("fetch", first), ("call", None), ("fetch", first + 1),
+                         ("call", None), ("call", None), ("call", None)]
+    assert events == expected
+
+
+def test_the_reference_is_timed_under_the_recorder_the_candidate_is_timed_under(tmp_path):
+    # Watching costs every call something; both sides pay it, and the profiler is off after.
+    import sys
+    import torch
+    source = MATMUL_REFERENCE.replace(
+        "        return torch.matmul(a, b)",
+        "        SEEN.append(torch.autograd._profiler_enabled())\n"
+        "        return torch.matmul(a, b)").replace("M, K, N =", "SEEN = []\nM, K, N =")
+    job = baseline_job(tmp_path, source, {"warmup": 1, "reps": 4, "min_time_s": 0.0,
+                                          "compile_baseline": False, "rounds": 2})
+    facts = baseline_stage.run(job, TurnChannel())
+    assert facts["error"] is None
+    seen = sys.modules[baseline_stage.MODULE_NAME].SEEN
+    assert len(seen) == 2 * (1 + 2) and all(seen)  # per round: a warm-up call, two timed
+    assert not torch.autograd._profiler_enabled()
+
+
 def test_round_slots_split_the_sets_in_order():
     assert timing.round_slots(10, 5) == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
     assert timing.round_slots(3, 5) == [[0], [1], [2]]  # never more rounds than sets

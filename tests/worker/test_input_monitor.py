@@ -70,3 +70,26 @@ def test_no_monitor_without_a_private_copy_of_the_inputs():
     from crucible_worker import input_monitor
     assert input_monitor.start_for_job({"timing_sets": 3, "inputs_dir": "/nonexistent"}) is None
     assert input_monitor.start_for_job({"private_inputs": True, "timing_sets": 0}) is None
+
+
+REPLAY_CHILD = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, WORKER_DIR)
+    from crucible_worker import input_monitor
+    client = input_monitor.start_for_job({"timing_sets": 3, "inputs_dir": INPUTS}, "baseline")
+    print("LEFT", sorted(os.listdir(INPUTS)), flush=True)
+    print("GOT", [client.fetch(j).decode() for j in (2, 0, 2, 1)], flush=True)
+""")
+
+
+def test_the_reference_timers_monitor_replays_any_set_and_leaves_the_files(tmp_path):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for j in range(3):
+        (inputs / f"timing_{j}.ctp").write_bytes(f"set{j}".encode())
+    script = f"WORKER_DIR = {WORKER_DIR!r}\nINPUTS = {str(inputs)!r}\n" + REPLAY_CHILD
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "LEFT ['timing_0.ctp', 'timing_1.ctp', 'timing_2.ctp']" in done.stdout
+    assert "GOT ['set2', 'set0', 'set2', 'set1']" in done.stdout

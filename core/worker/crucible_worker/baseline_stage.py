@@ -20,7 +20,8 @@ import time
 
 import torch
 
-from . import device_lock, inductor_settings, loader, timing, turns, value_pack
+from . import (device_lock, guards, inductor_settings, loader, timing, timing_sets, turns,
+               value_pack)
 from .loader import UserCodeError
 
 STAGE = "baseline"
@@ -51,14 +52,14 @@ def _sessions(job, channel):
     grant_fd = turns.take_grant_fd()
     lock = device_lock.DeviceLock(job.get("device_lock"))
     load_record, error, compile_error = {}, None, None
-    model = compiled = sets = None
+    model = compiled = source = first = None
     settings = dict(DEFAULT_TIMING, **(job.get("timing") or {}))
     try:
         channel.phase("baseline-load")
-        model, sets = _load(job, device)
+        model, first, source = _load(job, device)
         if settings["compile_baseline"]:
             channel.phase("baseline-compile")
-            compiled, compile_error = _compile(model, sets[0], device, lock, load_record)
+            compiled, compile_error = _compile(model, first, device, lock, load_record)
     except UserCodeError as exc:
         error = exc.to_fact()
     try:
@@ -73,7 +74,7 @@ def _sessions(job, channel):
             if error is None:
                 channel.phase("baseline-rounds", **kept)
                 try:
-                    facts["timing"] = _rounds(model, compiled, sets, device, settings,
+                    facts["timing"] = _rounds(model, compiled, source, first, device, settings,
                                               turn_keeper, lock, facts["device_lock"],
                                               job["reference_path"])
                     facts["timing"]["threads"] = threads
@@ -92,45 +93,52 @@ def _sessions(job, channel):
 
 
 def _load(job, device):
-    """The reference's model, built as the reference stage builds it, and the timing sets on
-    the device."""
+    """The reference's model, built as the reference stage builds it; the first trial's inputs
+    placed on the device (the compile's, the warm-up calls' and the reserved buffers' shape, as
+    the candidate's timer has them), and where the timed calls' sets come from
+    (timing_sets.py)."""
     path, seed = job["reference_path"], int(job["seed"])
     with _user_code(path):
         module = loader.import_file(path, MODULE_NAME)
         loader.seed_all(seed, device)
         init = module.get_init_inputs()
         model = loader.build_model(module.Model, init, seed, device)
-    sets = []
-    for j in range(max(1, int(job.get("timing_sets", 1)))):
-        pack = os.path.join(job["inputs_dir"], f"timing_{j}.ctp")
-        sets.append(loader.move_to(value_pack.load(pack, "cpu"), device))
-    return model, sets
+    count = max(1, int(job.get("timing_sets", 1)))
+    from . import input_monitor
+    source = input_monitor.client() or timing_sets.FileBytes(job["inputs_dir"], count)
+    warm = os.path.join(job["inputs_dir"], "inputs_0.ctp")
+    if not os.path.exists(warm):
+        warm = os.path.join(job["inputs_dir"], "timing_0.ctp")
+    first = loader.move_to(value_pack.load(warm, "cpu"), device)
+    return model, first, source
 
 
-def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, path):
+def _rounds(model, compiled, source, first, device, settings, turn_keeper, lock, record, path):
     """Eager (and compiled) samples per round, each round one turn; the whole measurement's
     calls and minimum time are shared out over the rounds."""
-    timer = timing.Timer(device)
-    slots = timing.round_slots(len(sets), int(settings["rounds"]))
-    reps = timing.per_round(int(settings["reps"]), len(slots))
-    min_time_s = timing.per_round(float(settings["min_time_s"]), len(slots))
-    max_reps = timing.per_round(timing.MAX_REPS, len(slots))
-    eager, fast, compile_error = [], [], None
-    for k, round_sets in enumerate(slots):
-        # The full warm-up in every round, as the candidate does: the wait for the turn leaves
-        # caches cold, thread pools asleep and a GPU's clocks down, and the first calls after it
-        # are slower. The candidate counts each set's first call, which comes right after it.
-        warmup = int(settings["warmup"])
-        with turn_keeper.turn(k), torch.no_grad(), lock.exclusive(record):
-            with _user_code(path):
-                eager.append(timing.measure(timer, model, sets, warmup, reps, min_time_s,
-                                            max_reps, slots=round_sets))
-            if compiled is not None and compile_error is None:
-                try:
-                    fast.append(timing.measure(timer, compiled, sets, warmup, reps, min_time_s,
-                                               max_reps, slots=round_sets))
-                except Exception as exc:
-                    compile_error = f"{type(exc).__name__}: {exc}"[:2000]
+    # The candidate's timed calls run under the ATen recorder (PyTorch's profiler on for the
+    # whole run, each call in a range of its own), which costs every op and launch something,
+    # most after a handover. The reference's calls pay the same, so that what the comparison
+    # shows is the kernels and not the watching.
+    recorder = guards.AtenRecorder()
+    recorder.start()
+    try:
+        slots = timing.round_slots(source.count, int(settings["rounds"]))
+        timers = _Timers(source, first, device, settings, len(slots))
+        eager, fast, compile_error = [], [], None
+        eager_fn = _recorded(model, recorder)
+        fast_fn = None if compiled is None else _recorded(compiled, recorder)
+        for k, round_sets in enumerate(slots):
+            with turn_keeper.turn(k), torch.no_grad(), lock.exclusive(record):
+                with _user_code(path):
+                    eager.append(timers.measure("eager", eager_fn, round_sets))
+                if fast_fn is not None and compile_error is None:
+                    try:
+                        fast.append(timers.measure("compile", fast_fn, round_sets))
+                    except Exception as exc:
+                        compile_error = f"{type(exc).__name__}: {exc}"[:2000]
+    finally:
+        recorder.stop()
     # The medians count each set's first call in its round, the calls at the same places as
     # the ones the candidate's median counts; later calls on a set are in the samples.
     result = {"rounds": len(slots), "compile_error": compile_error}
@@ -138,6 +146,44 @@ def _rounds(model, compiled, sets, device, settings, turn_keeper, lock, record, 
     _summarise(result, "compile", fast if compiled is not None and compile_error is None
                else None, slots)
     return result
+
+
+class _Timers:
+    """The reference's timers, eager and compiled, each taking every timing set as the candidate
+    does: handed over just before its first timed call (timing_sets.py), after a warm-up on the
+    first trial's inputs, already placed."""
+
+    def __init__(self, source, first, device, settings, rounds):
+        self._timer = timing.Timer(device)
+        self._first = first
+        self._sets = {name: timing_sets.OnDevice(timing_sets.HandedOver(source, value_pack),
+                                                 loader, value_pack, device, like=first)
+                      for name in ("eager", "compile")}
+        self._reps = timing.per_round(int(settings["reps"]), rounds)
+        self._min_time_s = timing.per_round(float(settings["min_time_s"]), rounds)
+        self._max_reps = timing.per_round(timing.MAX_REPS, rounds)
+        # The full warm-up in every round, as the candidate does: the wait for the turn leaves
+        # caches cold, thread pools asleep and a GPU's clocks down, and the first calls after it
+        # are slower. The candidate counts each set's first call, which comes right after it.
+        self._warmup = int(settings["warmup"])
+
+    def measure(self, name, fn, round_sets):
+        sets = self._sets[name]
+        sets.reserve(round_sets)
+        try:
+            return timing.measure(self._timer, fn, sets, self._warmup, self._reps,
+                                  self._min_time_s, self._max_reps, slots=round_sets,
+                                  warmup_sets=[self._first])
+        finally:
+            sets.release(round_sets)
+
+
+def _recorded(model, recorder):
+    """`model`'s calls, each in a timing range of `recorder`, as the candidate's timed calls."""
+    def call(*inputs):
+        with recorder.forward("timing"):
+            return model(*inputs)
+    return call
 
 
 def _summarise(result, name, rounds, slots):

@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from . import timing_sets
+
 # Bound before any candidate code exists (a candidate may replace time.perf_counter).
 _perf_counter = time.perf_counter
 
@@ -237,7 +239,9 @@ class CandidateStage:
         from . import input_monitor
         monitor = input_monitor.client()
         if monitor is not None:  # the sets stay with the monitor until their calls
-            self.timing_inputs = _HandedOver(monitor, vp, self._tampering)
+            self.timing_inputs = timing_sets.HandedOver(
+                monitor, vp, lambda why: self._tampering.setdefault(f"input monitor: {why}",
+                                                                    "timing"))
         else:
             for j in range(int(self.job.get("timing_sets", 0))):
                 path = os.path.join(self.inputs_dir, f"timing_{j}.ctp")
@@ -556,7 +560,7 @@ class CandidateStage:
         # Each set is fetched (from the input monitor, where there is one) and placed on the
         # device only when its first timed call is about to run, into buffers reserved when its
         # round begins.
-        input_sets = _OnDevice(sets, self.loader, self.value_pack, self.device,
+        input_sets = timing_sets.OnDevice(sets, self.loader, self.value_pack, self.device,
                                like=self.inputs[0] if self.timing_inputs and self.inputs else None)
         warmup_sets = [self.loader.move_to(v, self.device) for v in self.inputs] \
             if self.timing_inputs else input_sets
@@ -966,73 +970,6 @@ class _no_gc:
         if self._was_enabled:
             gc.enable()
         return False
-
-
-class _HandedOver:
-    """The timing sets as the input monitor hands them over: set j is fetched when it is first
-    asked for, and nothing of a later set is in this process before then."""
-
-    def __init__(self, monitor, value_pack, tampering):
-        self._monitor, self._vp, self._sets = monitor, value_pack, {}
-        self._tampering = tampering
-
-    def __len__(self):
-        return self._monitor.count
-
-    def __getitem__(self, index):
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        if index not in self._sets:
-            from .input_monitor import HandOverMismatch
-            try:
-                data = self._monitor.fetch(index)
-            except HandOverMismatch as exc:  # the timing cannot go on, and the theft shows
-                self._tampering.setdefault(f"input monitor: {exc}", "timing")
-                raise
-            self._sets[index] = self._vp.loads(data, f"timing set {index}", "cpu")
-        return self._sets[index]
-
-
-class _OnDevice:
-    """`sets` placed on the device one by one, as they are first asked for.
-
-    `reserve` allocates a round's device buffers ahead of its calls, shaped like `like` (the
-    trials' inputs), and a set asked for later is copied into its buffers. The device's memory
-    is then laid out before the round's warm-up as it is for the reference's timer, which holds
-    every set from the start: a set allocated just before its first call would leave that call
-    to find the allocator's cache used up and pay for new device memory inside the timer. The
-    buffers hold nothing of the set until its call comes."""
-
-    def __init__(self, sets, loader, value_pack, device, like=None):
-        self._sets, self._loader, self._device, self._placed = sets, loader, device, {}
-        self._value_pack = value_pack
-        self._like, self._reserved = like, {}
-
-    def __len__(self):
-        return len(self._sets)
-
-    def reserve(self, slots):
-        if self._like is None:
-            return
-        import torch
-        for slot in slots:
-            if slot not in self._placed and slot not in self._reserved:
-                self._reserved[slot] = [torch.empty_like(t, device=self._device)
-                                        for t in self._value_pack.tensors_in(self._like)]
-
-    def __getitem__(self, index):
-        if index not in self._placed:
-            buffers = iter(self._reserved.pop(index, []))
-
-            def place(t):
-                buffer = next(buffers, None)
-                if buffer is None or buffer.shape != t.shape or buffer.dtype != t.dtype:
-                    return t.to(self._device)
-                buffer.copy_(t)
-                return buffer.requires_grad_(t.requires_grad)
-
-            self._placed[index] = self._loader.map_tensors(self._sets[index], place)
-        return self._placed[index]
 
 
 def _forbid_new_processes(backend):

@@ -28,20 +28,22 @@ def set_path(inputs_dir, index):
     return os.path.join(inputs_dir, f"timing_{index}.ctp")
 
 
-def start(inputs_dir, count):
+def start(inputs_dir, count, replay=False):
     """Forks. Returns a Client in the child (the candidate's worker); the parent serves the sets
-    and exits with the child's status, never returning."""
+    and exits with the child's status, never returning. `replay`: the reference's timer's
+    monitor, which leaves the files in place and hands out whichever set is asked for, as often
+    as asked (each of its timers takes each set in turn, session after session)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         ours.close()
         return Client(theirs, count)
     theirs.close()
-    _serve(ours, inputs_dir, count, pid)
+    _serve(ours, inputs_dir, count, pid, replay)
     raise AssertionError("unreachable")  # _serve exits
 
 
-def _serve(conn, inputs_dir, count, child):
+def _serve(conn, inputs_dir, count, child, replay=False):
     # Nothing of the stage's channel in this process: the child reads the key and writes facts.
     channel = os.environ.get("CRUCIBLE_RESULT_FD", "3")
     for fd in (0, int(channel) if channel.isdigit() else 3):
@@ -57,7 +59,8 @@ def _serve(conn, inputs_dir, count, child):
         try:
             with open(path, "rb") as f:
                 sets.append(f.read())
-            os.unlink(path)
+            if not replay:
+                os.unlink(path)
         except OSError:
             sets.append(b"")
     # The sets go out in order, each once, whoever asks: the socket is reachable from candidate
@@ -67,11 +70,15 @@ def _serve(conn, inputs_dir, count, child):
     try:
         conn.sendall(_READY)
         while True:
-            if _receive(conn, _INDEX.size) is None:
+            asked = _receive(conn, _INDEX.size)
+            if asked is None:
                 break
+            if replay:
+                (served,) = _INDEX.unpack(asked)
             data = sets[served] if served < len(sets) else b""
             conn.sendall(_MAGIC + _INDEX.pack(served) + _LENGTH.pack(len(data)) + data)
-            served += 1
+            if not replay:
+                served += 1
     except OSError:
         pass
     conn.close()
@@ -154,10 +161,12 @@ def client():
     return _CLIENT[0] if _CLIENT else None
 
 
-def start_for_job(job):
-    """Starts the monitor for a candidate job whose inputs are its private copy."""
+def start_for_job(job, stage="candidate"):
+    """Starts the monitor for a candidate job whose inputs are its private copy, or the replaying
+    one for a baseline job (timing_sets.py: both timers take their sets the same way)."""
     count = int(job.get("timing_sets", 0) or 0)
-    if not job.get("private_inputs") or count <= 0 or not job.get("inputs_dir"):
+    replay = stage == "baseline"
+    if count <= 0 or not job.get("inputs_dir") or not (replay or job.get("private_inputs")):
         return None
-    _CLIENT.append(start(job["inputs_dir"], count))
+    _CLIENT.append(start(job["inputs_dir"], count, replay))
     return _CLIENT[0]

@@ -42,10 +42,11 @@ def main(argv, forked=False):
     stage, job_path = argv
     with open(job_path, encoding="utf-8") as f:
         job = json.load(f)
-    if stage == "candidate":
+    if stage in ("candidate", "baseline"):
         # Before anything else: the timing sets go to a process of their own, which hands each
-        # over when its call runs (input_monitor.py). Only the candidate's side returns.
-        input_monitor.start_for_job(job)
+        # over when its call runs (input_monitor.py), to the candidate's timer and to the
+        # reference's alike (timing_sets.py). Only the timer's side returns.
+        input_monitor.start_for_job(job, stage)
     channel = open_channel()
     # The kernel's walls go up before torch exists (its thread pools inherit them).
     sandbox = os_sandbox.apply_at_start()

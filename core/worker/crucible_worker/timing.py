@@ -89,7 +89,7 @@ def median(xs):
 
 
 def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, on_result=None,
-            slots=None):
+            slots=None, warmup_sets=None):
     """Samples (ms) of `fn(*inputs)`, over the input sets numbered in `slots` (all by default) in
     turn.
 
@@ -97,14 +97,18 @@ def measure(timer, fn, input_sets, warmup, reps, min_time_s, max_reps=MAX_REPS, 
     `min_time_s` (up to `max_reps`). Each call gets a fresh copy of its input set, made before
     the timer starts and while the previous copy is still alive, so consecutive calls never see
     the same addresses (defeats caches keyed by data_ptr). `on_result(slot, result)` sees each
-    timed call's result.
+    timed call's result. `warmup_sets`: the warm-up calls' sets, when they are not the timed
+    sets (whose first use is then a timed call).
     """
     if not input_sets:
         raise ValueError("measure needs at least one input set")
     count = len(input_sets)
     slots = list(range(count)) if not slots else list(slots)
     for i in range(warmup):
-        fn(*clone_value(input_sets[slots[i % len(slots)]]))
+        if warmup_sets:
+            fn(*clone_value(warmup_sets[i % len(warmup_sets)]))
+        else:
+            fn(*clone_value(input_sets[slots[i % len(slots)]]))
     sync(timer.device)
     samples, args = [], None
     while wants_more(samples, reps, min_time_s, max_reps):

@@ -111,6 +111,12 @@ class AtenRecorder:
         if self.active and not torch.autograd._profiler_enabled():
             self.disabled_seen += 1
 
+    def stop(self):
+        """Ends the recording without reading it (a timer that only pays what recording costs)."""
+        profile, self._profile = self._profile, None
+        if profile is not None:
+            profile.__exit__(None, None, None)
+
     def finish(self):
         """{"ok", "forward_ranges", "expected", "compute": {stage: {op: n}}, ...}"""
         facts = {"ok": False, "error": self.error, "forward_ranges": {},
