@@ -19,7 +19,7 @@ apt_packages=(
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6sql6-sqlite libqscintilla2-qt6-dev libgl-dev
   pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers clinfo
   libsqlite3-dev sqlite3 nlohmann-json3-dev libgtest-dev libgmock-dev libgecode-dev
-  libcurl4-openssl-dev
+  libcurl4-openssl-dev libboost-dev
   bubblewrap xvfb xauth libopenblas0-pthread
   clang-format
   python3 python3-venv python3-dev

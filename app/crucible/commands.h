@@ -27,4 +27,9 @@ int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostre
 /// `crucible bench DIR [options]` and `crucible bench --compare FILE` (bench_command.cpp).
 int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible serve [options]`, the evaluation service, and `crucible lane`, the per-device
+/// process it starts (serve_command.cpp).
+int runServe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int runLane(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace crucible::cli

@@ -16,6 +16,7 @@ constexpr const char* kUsage =
     "  tasks synth | list                 synthesize reference tasks; list a task folder\n"
     "  synth REFERENCE.py                 the built-in synthesizer's candidates (unverified)\n"
     "  bench DIR                          generate and verify every task; KernelBench metrics\n"
+    "  serve                              an evaluation service over HTTP (RL rewards)\n"
     "\n"
     "Run `crucible <command> --help` for a command's options.\n";
 }
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
   if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
   if (command == "tasks") return crucible::cli::runTasks(args, std::cout, std::cerr);
   if (command == "bench") return crucible::cli::runBench(args, std::cout, std::cerr);
+  if (command == "serve") return crucible::cli::runServe(args, std::cout, std::cerr);
+  if (command == "lane") return crucible::cli::runLane(args, std::cout, std::cerr);
   std::cerr << "crucible: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

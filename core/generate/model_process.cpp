@@ -9,10 +9,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/proc/line_child.h"
 #include "core/proc/process.h"
 #include "core/util/locations.h"
-
-extern char** environ;  // NOLINT: the engine inherits Crucible's environment (threads, CUDA, ...)
 
 namespace crucible::generate {
 
@@ -23,16 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kQuitGrace = std::chrono::seconds(5);
 constexpr std::size_t kStderrCap = 64 * 1024;
-
-std::map<std::string, std::string> inheritedEnvironment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const auto eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  return env;
-}
 
 /// The last few non-empty lines of the engine's stderr: what it said before it went.
 std::string lastLines(const std::string& text, int count) {
@@ -71,17 +60,10 @@ struct ModelProcess::State {
 
   void take(std::string_view bytes) {
     std::lock_guard lock(mutex);
-    partial.append(bytes);
-    std::size_t start = 0;
-    for (auto nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
-      const std::string line = partial.substr(start, nl - start);
-      start = nl + 1;
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      json event = json::parse(line, nullptr, false);
+    for (json& event : proc::takeJsonLines(partial, bytes)) {
       // The protocol writes nothing else to stdout; anything that is not an event is skipped.
-      if (event.is_object() && event.contains("ev")) events.push_back(std::move(event));
+      if (event.contains("ev")) events.push_back(std::move(event));
     }
-    partial.erase(0, start);
     changed.notify_all();
   }
 
@@ -108,7 +90,7 @@ ModelProcess::ModelProcess(ModelProcessOptions options)
   }
   proc::ProcessSpec spec;
   spec.argv = {options_.binary};
-  spec.env = inheritedEnvironment();
+  spec.env = proc::currentEnvironment();
   spec.resultChannel = false;
   spec.limits.wallTimeout = std::chrono::milliseconds::max();  // lives as long as it is wanted
   spec.limits.outputCapBytes = kStderrCap;

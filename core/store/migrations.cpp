@@ -127,8 +127,30 @@ CREATE TABLE exports (
 CREATE INDEX exports_candidate ON exports(candidate_id);
 )sql";
 
+// Version 2: the evaluation service's jobs (`crucible serve`, core/serve). One row per job id:
+// the request as JSON and its digest (a resubmitted id must match it), its state (queued |
+// running | done), the attempts made (a job whose lane died is tried once more), the lane that
+// ran it, and the result's JSON once done; session_id is the stored verification when there is
+// one. Rows left 'running' by a service that went down are queued again when it starts.
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE service_jobs (
+  id              TEXT PRIMARY KEY,
+  request_digest  TEXT NOT NULL,
+  request_json    TEXT NOT NULL,
+  state           TEXT NOT NULL,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  lane            TEXT NOT NULL DEFAULT '',
+  result_json     TEXT,
+  session_id      INTEGER REFERENCES sessions(id) ON DELETE SET NULL,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL
+);
+CREATE INDEX service_jobs_state ON service_jobs(state, created_at);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "tasks, sessions, candidates, evaluations, flags, rewards, exports", kSchemaV1},
+    {2, "the evaluation service's jobs", kSchemaV2},
 };
 
 std::int64_t userVersion(Connection& connection) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
@@ -49,8 +50,17 @@ std::optional<fs::path> deviceLockPrefix(const std::string& backend) {
   const fs::path dir =
       fs::path(temporaryRoot()) / ("crucible-" + std::to_string(getuid()) + "-locks");
   if (!privateDirectory(dir.string())) return std::nullopt;
-  // One lock per device the backend runs on: cuda on the GPU, the others on the CPU.
-  const fs::path prefix = dir / (backend == "cuda" ? "cuda" : "cpu");
+  // One lock per device the backend runs on: cuda on the GPU, the others on the CPU. Processes
+  // pinned to other GPUs (CUDA_VISIBLE_DEVICES, as the service's lanes are) take other locks.
+  std::string name = backend == "cuda" ? "cuda" : "cpu";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (backend == "cuda" && visible != nullptr && *visible != '\0') {
+    name += '-';
+    for (const char* c = visible; *c != '\0'; ++c) {
+      name += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' ? *c : '_';
+    }
+  }
+  const fs::path prefix = dir / name;
   for (const char* suffix : {".gate", ".rw"}) {
     if (!lockFile(prefix.string() + suffix)) return std::nullopt;
   }

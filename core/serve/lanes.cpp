@@ -1,0 +1,39 @@
+#include "core/serve/lanes.h"
+
+#include <set>
+
+#include "core/serve/eval_request.h"
+
+namespace crucible::serve {
+
+std::vector<LaneSpec> parseLanes(const std::string& text, const std::string& cpuBackend) {
+  std::vector<LaneSpec> lanes;
+  std::set<std::string> seen;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    LaneSpec lane;
+    if (item == "cpu") {
+      lane = {"cpu", cpuBackend, std::nullopt};
+    } else if (item.rfind("cuda:", 0) == 0 && item.size() > 5 &&
+               item.find_first_not_of("0123456789", 5) == std::string::npos && item.size() <= 8) {
+      const int gpu = std::stoi(item.substr(5));
+      lane = {item, "cuda", gpu};
+    } else {
+      throw RequestError(400, "lane '" + item + "' is neither cuda:N nor cpu");
+    }
+    if (!seen.insert(lane.name).second) throw RequestError(400, "lane '" + item + "' twice");
+    lanes.push_back(lane);
+  }
+  return lanes;
+}
+
+bool laneServes(const LaneSpec& lane, const std::string& backend) {
+  if (backend.empty() || backend == "auto") return true;
+  if (backend == lane.backend) return true;
+  return backend == "interpret" && lane.backend != "cuda";  // the interpreter runs on the CPU
+}
+
+}  // namespace crucible::serve

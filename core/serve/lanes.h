@@ -1,0 +1,25 @@
+#pragma once
+// The service's lanes: one worker process per device (`crucible lane`), each pinned to its GPU
+// through CUDA_VISIBLE_DEVICES, the CPU as a lane of its own (docs/SERVE.md).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace crucible::serve {
+
+struct LaneSpec {
+  std::string name;        // "cuda:0", "cpu"
+  std::string backend;     // cuda | opencl | interpret
+  std::optional<int> gpu;  // the GPU a cuda lane is pinned to
+  bool operator==(const LaneSpec&) const = default;
+};
+
+/// Reads `--lanes`: a comma-separated list of `cuda:N` and `cpu` (the CPU lane runs
+/// `cpuBackend`, opencl or interpret). Throws RequestError (400) naming a bad item or a repeat.
+std::vector<LaneSpec> parseLanes(const std::string& text, const std::string& cpuBackend);
+
+/// Whether a job asking for `backend` ("" or "auto": any) can run on `lane`.
+bool laneServes(const LaneSpec& lane, const std::string& backend);
+
+}  // namespace crucible::serve
