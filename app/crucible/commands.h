@@ -1,6 +1,7 @@
 #pragma once
 // The CLI's subcommands. main.cpp only dispatches; each command lives in its own file.
 
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ int runSessions(const std::vector<std::string>& args, std::ostream& out, std::os
 /// `crucible tasks synth --ops N --count K --out DIR [...]` and `crucible tasks list [--dir
 /// DIR] [--json]` (tasks_command.cpp).
 int runTasks(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+/// `crucible tasks export OUT --format verl [...]` (tasks_export.cpp); `bundled` is the corpus
+/// used without --dir.
+int runTasksExport(const std::vector<std::string>& args, const std::filesystem::path& bundled,
+                   std::ostream& out, std::ostream& err);
 
 /// `crucible synth REFERENCE [-n N] [--backend B] [--out DIR] [--json]` (synth_command.cpp).
 int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -33,11 +33,15 @@ using nlohmann::json;
 constexpr const char* kUsage =
     "usage: crucible tasks synth --ops N --count K --out DIR [--seed S] [options]\n"
     "       crucible tasks list [--dir DIR] [--json]\n"
+    "       crucible tasks export OUT --format verl [--dir DIR] [--levels L] [options]\n"
     "\n"
     "  synth     sample K programs of N PyTorch operators each as DAGs, solve their shapes as a\n"
     "            constraint problem (Gecode), run each one and keep those whose outputs are\n"
     "            finite and not degenerate; writes KernelBench-format files and index.json\n"
     "  list      the tasks of a folder's index.json (default: the bundled corpus)\n"
+    "  export    a task folder as verl's RL dataset: OUT/train.parquet and OUT/test.parquet\n"
+    "            (prompt messages, the reference as ground truth, level and operators in\n"
+    "            extra_info; fewer operators first, a curriculum), docs/RL.md\n"
     "\n"
     "synth options:\n"
     "  --ops N                  compute operators per program, the difficulty (1..200)\n"
@@ -54,6 +58,15 @@ constexpr const char* kUsage =
     "  --fail-limit N           solver failures before a candidate is given up (default 5000)\n"
     "  --max-candidates N       give up after N candidates (default 50 per task + 100)\n"
     "  --json                   print one JSON report instead of text\n"
+    "\n"
+    "export options:\n"
+    "  --dir DIR                a task folder: the bundled corpus (default) or a tasks synth "
+    "output\n"
+    "  --levels L               only these levels (\"1,2\")\n"
+    "  --template NAME          the prompt template (default kernelbench)\n"
+    "  --backend B              the backend the prompt names (default cuda)\n"
+    "  --data-source NAME       verl's data_source (default crucible)\n"
+    "  --test-fraction F        the share of tasks in test.parquet (default 0.1)\n"
     "\n"
     "list options:\n"
     "  --dir DIR                a folder with index.json (default: the bundled resources/tasks)\n"
@@ -286,7 +299,8 @@ int runTasks(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     if (args[0] == "synth") return runTaskSynth(rest, out, err);
     if (args[0] == "list") return runList(rest, out, err);
-    throw UsageError("unknown action '" + args[0] + "' (synth or list)");
+    if (args[0] == "export") return runTasksExport(rest, bundledTasks(), out, err);
+    throw UsageError("unknown action '" + args[0] + "' (synth, list or export)");
   } catch (const UsageError& e) {
     err << "crucible tasks: " << e.what() << "\n" << kUsage;
     return 2;
