@@ -63,7 +63,8 @@ void writeSplit(const fs::path& out, const std::string& name, const std::vector<
   const fs::path lines = out / (name + ".jsonl");
   {
     std::ofstream f(lines, std::ios::binary);
-    for (const json& row : rows) f << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    for (const json& row : rows)
+      f << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
     if (!f) throw std::runtime_error(lines.string() + ": cannot be written");
   }
   const WorkerLocation worker = locateWorker();
@@ -77,17 +78,22 @@ void writeSplit(const fs::path& out, const std::string& name, const std::vector<
   spec.limits.wallTimeout = std::chrono::minutes(10);
   const proc::ExecutionResult r = proc::run(spec);
   if (!r.exitedCleanly()) {
-    throw std::runtime_error("writing " + name + ".parquet failed (is pyarrow installed? "
-                             "scripts/setup.sh installs it): " + r.stderrText);
+    throw std::runtime_error("writing " + name +
+                             ".parquet failed (is pyarrow installed? "
+                             "scripts/setup.sh installs it): " +
+                             r.stderrText);
   }
 }
 
 }  // namespace
 
-int runTasksExport(const std::vector<std::string>& args, const fs::path& bundled,
-                   std::ostream& out, std::ostream& err) {
+int runTasksExport(const std::vector<std::string>& args, const fs::path& bundled, std::ostream& out,
+                   std::ostream& err) {
   ExportOptions o;
-  if (auto exit = parseCommandLine(args, "tasks export", "usage: crucible tasks export OUT --format verl [options] (crucible tasks --help)\n", parseExport, o, out, err)) {
+  if (auto exit = parseCommandLine(
+          args, "tasks export",
+          "usage: crucible tasks export OUT --format verl [options] (crucible tasks --help)\n",
+          parseExport, o, out, err)) {
     return *exit;
   }
   if (o.dir.empty()) o.dir = bundled;

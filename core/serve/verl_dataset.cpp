@@ -64,27 +64,27 @@ VerlDataset verlRows(const fs::path& dir, const std::vector<bench::BenchTask>& t
     }
     const auto found = ops.find(task.file);
     const json taskOps = found != ops.end() ? found->second : json::array();
-    rows.push_back({taskOps.size(), task.level, task.id,
-                    json{{"data_source", options.dataSource},
-                         {"prompt", messages},
-                         {"ability", "triton_kernel"},
-                         {"reward_model",
-                          {{"style", "rule"}, {"ground_truth", request.referenceSource}}},
-                         {"extra_info",
-                          {{"task", task.id},
-                           {"name", task.name},
-                           {"level", task.level},
-                           {"ops", taskOps},
-                           {"op_count", taskOps.size()},
-                           {"backend", options.backend}}}}});
+    rows.push_back(
+        {taskOps.size(), task.level, task.id,
+         json{{"data_source", options.dataSource},
+              {"prompt", messages},
+              {"ability", "triton_kernel"},
+              {"reward_model", {{"style", "rule"}, {"ground_truth", request.referenceSource}}},
+              {"extra_info",
+               {{"task", task.id},
+                {"name", task.name},
+                {"level", task.level},
+                {"ops", taskOps},
+                {"op_count", taskOps.size()},
+                {"backend", options.backend}}}}});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     return std::tie(a.opCount, a.level, a.id) < std::tie(b.opCount, b.level, b.id);
   });
   VerlDataset out;
-  const std::size_t every =
-      options.testFraction > 0 ? static_cast<std::size_t>(std::lround(1 / options.testFraction))
-                               : 0;
+  const std::size_t every = options.testFraction > 0
+                                ? static_cast<std::size_t>(std::lround(1 / options.testFraction))
+                                : 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const bool test = every > 0 && i % every == every - 1;
     json row = std::move(rows[i].row);
