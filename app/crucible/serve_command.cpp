@@ -1,5 +1,7 @@
 // `crucible serve`: the evaluation service over HTTP (core/serve, docs/SERVE.md), and
 // `crucible lane`, the per-device process it starts.
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -11,6 +13,7 @@
 #include "core/serve/lane_loop.h"
 #include "core/serve/routes.h"
 #include "core/serve/service.h"
+#include "core/serve/task_source.h"
 #include "core/util/locations.h"
 
 namespace crucible::cli {
@@ -39,7 +42,11 @@ const std::string kServeUsage =
     "  --db FILE       the database (default: the user's data folder)\n"
     "  --queue N       jobs waiting at most (default 256); beyond it 429 and Retry-After\n"
     "  --max-wait S    seconds POST /evaluate holds a connection before answering 202 with\n"
-    "                  the job's status (default 3600)\n";
+    "                  the job's status (default 3600)\n"
+    "  --tasks DIR     GET /tasks/next hands out DIR's tasks, fewer operators first, round\n"
+    "                  and round (the bundled corpus, a tasks synth output)\n"
+    "  --synth-ops N   ... or fresh tasks of N operators from `crucible tasks synth`, a batch\n"
+    "                  of 8 at a time with a new seed\n";
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
@@ -50,6 +57,8 @@ struct ServeOptions {
   std::string db;
   std::size_t queue = 256;
   int maxWait = 3600;
+  std::string tasks;
+  int synthOps = 0;
 };
 
 ServeOptions parseServe(const std::vector<std::string>& args) {
@@ -77,6 +86,10 @@ ServeOptions parseServe(const std::vector<std::string>& args) {
       o.queue = static_cast<std::size_t>(numberOption(args, i, 1));
     } else if (a == "--max-wait") {
       o.maxWait = static_cast<int>(numberOption(args, i, 1));
+    } else if (a == "--tasks") {
+      o.tasks = optionValue(args, i);
+    } else if (a == "--synth-ops") {
+      o.synthOps = static_cast<int>(numberOption(args, i, 1));
     } else {
       throw BadInput("unknown option " + a);
     }
@@ -124,8 +137,16 @@ int runServe(const std::vector<std::string>& args, std::ostream& out, std::ostre
   routes.maxWait = std::chrono::seconds(o.maxWait);
   routes.limits = service.limits;
   try {
+    serve::TaskSourceOptions taskOptions;
+    taskOptions.dir = o.tasks;
+    taskOptions.synthOps = o.synthOps;
+    taskOptions.program = service.laneProgram;
+    taskOptions.scratch =
+        (fs::path(temporaryRoot()) / ("crucible-serve-tasks-" + std::to_string(::getpid())))
+            .string();
+    serve::TaskSource tasks(taskOptions);
     serve::EvaluationService evaluations(service);
-    serve::HttpServer server(o.host, o.port, serve::serviceRoutes(evaluations, routes));
+    serve::HttpServer server(o.host, o.port, serve::serviceRoutes(evaluations, tasks, routes));
     std::string lanes;
     for (const auto& lane : service.lanes) lanes += (lanes.empty() ? "" : ",") + lane.name;
     err << "crucible serve: listening on http://" << o.host << ":" << server.port() << " (lanes "

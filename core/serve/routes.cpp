@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/serve/service.h"
+#include "core/serve/task_source.h"
 
 namespace crucible::serve {
 
@@ -54,8 +55,8 @@ HttpResponse doneOrPending(const JobRecord& job) {
 
 class Routes {
  public:
-  Routes(EvaluationService& service, RouteSettings settings)
-      : service_(service), settings_(std::move(settings)) {}
+  Routes(EvaluationService& service, TaskSource& tasks, RouteSettings settings)
+      : service_(service), tasks_(tasks), settings_(std::move(settings)) {}
 
   HttpResponse operator()(const HttpRequest& request, std::stop_token stop) {
     if (!settings_.token.empty()) {
@@ -78,7 +79,8 @@ class Routes {
                      std::stop_token stop) {
     const bool get = request.method == "GET";
     const bool post = request.method == "POST";
-    if (path == "/health") return get ? HttpResponse{200, service_.health(), {}} : notAllowed();
+    if (path == "/health") return get ? health() : notAllowed();
+    if (path == "/tasks/next") return get ? HttpResponse{200, tasks_.next(stop), {}} : notAllowed();
     if (path == "/evaluate") return post ? evaluate(request, noWait, stop) : notAllowed();
     if (path == "/evaluate/batch") return post ? batch(request, noWait, stop) : notAllowed();
     for (const std::string prefix : {"/status/", "/results/"}) {
@@ -92,6 +94,12 @@ class Routes {
   }
 
   static HttpResponse notAllowed() { return error(405, "method not allowed here"); }
+
+  HttpResponse health() {
+    json body = service_.health();
+    body["tasks"] = tasks_.describe();
+    return HttpResponse{200, body, {}};
+  }
 
   Clock::time_point deadline() const { return Clock::now() + settings_.maxWait; }
 
@@ -133,13 +141,14 @@ class Routes {
   }
 
   EvaluationService& service_;
+  TaskSource& tasks_;
   RouteSettings settings_;
 };
 
 }  // namespace
 
-HttpHandler serviceRoutes(EvaluationService& service, RouteSettings settings) {
-  auto routes = std::make_shared<Routes>(service, std::move(settings));
+HttpHandler serviceRoutes(EvaluationService& service, TaskSource& tasks, RouteSettings settings) {
+  auto routes = std::make_shared<Routes>(service, tasks, std::move(settings));
   return [routes](const HttpRequest& request, std::stop_token stop) {
     return (*routes)(request, stop);
   };

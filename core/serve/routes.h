@@ -1,6 +1,7 @@
 #pragma once
 // The service's HTTP API (docs/SERVE.md), compatible with KernelGYM's evaluation server:
-// POST /evaluate, POST /evaluate/batch, GET /status/{id}, GET /results/{id}, GET /health.
+// POST /evaluate, POST /evaluate/batch, GET /status/{id}, GET /results/{id}, GET /health, and
+// GET /tasks/next for the trainer's next task.
 
 #include <chrono>
 #include <cstddef>
@@ -12,6 +13,7 @@
 namespace crucible::serve {
 
 class EvaluationService;
+class TaskSource;
 
 struct RouteSettings {
   std::string token;                   // "" = no authentication (loopback only)
@@ -20,7 +22,8 @@ struct RouteSettings {
   RequestLimits limits;
 };
 
-/// The handler that answers the API from `service` (which must outlive it).
-HttpHandler serviceRoutes(EvaluationService& service, RouteSettings settings);
+/// The handler that answers the API from `service` and `tasks` (GET /tasks/next), which must
+/// outlive it.
+HttpHandler serviceRoutes(EvaluationService& service, TaskSource& tasks, RouteSettings settings);
 
 }  // namespace crucible::serve

@@ -166,3 +166,32 @@ def test_another_address_than_loopback_needs_a_token(serve):
     status, body, _ = service.call("GET", "/health")
     assert status == 200 and body["lanes"][0]["name"] == "cpu"
     assert REFERENCE  # the shared reference is what the other tests evaluate
+
+
+def test_tasks_are_handed_out_fewest_operators_first_and_round_again(serve, tmp_path):
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    index = []
+    for k, ops in enumerate([["relu", "add", "mul"], ["relu"], ["relu", "add"]], start=1):
+        (folder / f"{k}_T.py").write_text(REFERENCE)
+        index.append({"file": f"{k}_T.py", "name": "T", "level": "synth", "ops": ops})
+    (folder / "index.json").write_text(__import__("json").dumps(index))
+    service = serve("--lanes", "cpu", "--tasks", str(folder))
+    handed = [service.call("GET", "/tasks/next")[1] for _ in range(4)]
+    assert [len(t["ops"]) for t in handed] == [1, 2, 3, 1]
+    assert handed[0]["task_id"] == "2_T" and handed[0]["reference_code"] == REFERENCE
+    assert handed[0]["origin"] == "folder"
+    assert service.health()["tasks"]["handed_out"] == 4
+    none = serve("--lanes", "cpu")
+    status, body, _ = none.call("GET", "/tasks/next")
+    assert status == 404 and "--tasks DIR or --synth-ops N" in body["error"]
+
+
+def test_fresh_tasks_are_synthesized_when_asked_for(serve):
+    service = serve("--lanes", "cpu", "--synth-ops", "2")
+    status, task, _ = service.call("GET", "/tasks/next")
+    assert status == 200, task
+    assert task["origin"] == "synth" and task["task_id"].startswith("synth-")
+    assert len(task["ops"]) == 2 and "class Model" in task["reference_code"]
+    second = service.call("GET", "/tasks/next")[1]
+    assert second["task_id"] != task["task_id"]
