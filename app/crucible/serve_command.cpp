@@ -46,7 +46,10 @@ const std::string kServeUsage =
     "  --tasks DIR     GET /tasks/next hands out DIR's tasks, fewer operators first, round\n"
     "                  and round (the bundled corpus, a tasks synth output)\n"
     "  --synth-ops N   ... or fresh tasks of N operators from `crucible tasks synth`, a batch\n"
-    "                  of 8 at a time with a new seed\n";
+    "                  of 8 at a time with a new seed\n"
+    "  --ray ADDRESS   run each lane as a Ray actor on that cluster (a cuda:N lane asks Ray\n"
+    "                  for one GPU); the Python with ray is $CRUCIBLE_RAY_PYTHON, else\n"
+    "                  the project's .venv-verl\n";
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
@@ -59,6 +62,7 @@ struct ServeOptions {
   int maxWait = 3600;
   std::string tasks;
   int synthOps = 0;
+  std::string ray;
 };
 
 ServeOptions parseServe(const std::vector<std::string>& args) {
@@ -88,6 +92,8 @@ ServeOptions parseServe(const std::vector<std::string>& args) {
       o.maxWait = static_cast<int>(numberOption(args, i, 1));
     } else if (a == "--tasks") {
       o.tasks = optionValue(args, i);
+    } else if (a == "--ray") {
+      o.ray = optionValue(args, i);
     } else if (a == "--synth-ops") {
       o.synthOps = static_cast<int>(numberOption(args, i, 1));
     } else {
@@ -132,6 +138,21 @@ int runServe(const std::vector<std::string>& args, std::ostream& out, std::ostre
   service.db = o.db.empty() ? store::Store::defaultDatabasePath() : o.db;
   service.laneProgram = (fs::path(executableDir()) / "crucible").string();
   service.maxQueue = o.queue;
+  if (!o.ray.empty()) {
+    // The bridge and the Python with ray sit beside the worker in a source checkout.
+    const fs::path repo = fs::path(locateWorker().workerScript).parent_path() / ".." / "..";
+    const char* python = std::getenv("CRUCIBLE_RAY_PYTHON");
+    service.rayAddress = o.ray;
+    service.rayPython = python ? python : (repo / ".venv-verl" / "bin" / "python").string();
+    service.rayBridge = (repo / "integrations" / "ray" / "crucible_ray" / "lane.py").string();
+    for (const std::string& needed : {service.rayPython, service.rayBridge}) {
+      if (!fs::exists(needed)) {
+        err << "crucible serve: --ray needs " << needed
+            << " (scripts/setup.sh makes .venv-verl; CRUCIBLE_RAY_PYTHON names another)\n";
+        return 2;
+      }
+    }
+  }
   serve::RouteSettings routes;
   routes.token = o.token;
   routes.maxWait = std::chrono::seconds(o.maxWait);

@@ -15,14 +15,15 @@ std::vector<LaneSpec> parseLanes(const std::string& text, const std::string& cpu
     const std::string item = text.substr(start, comma - start);
     start = comma + 1;
     LaneSpec lane;
-    if (item == "cpu") {
-      lane = {"cpu", cpuBackend, std::nullopt};
+    if (item == "cpu" || (item.rfind("cpu:", 0) == 0 && item.size() > 4 && item.size() <= 7 &&
+                          item.find_first_not_of("0123456789", 4) == std::string::npos)) {
+      lane = {item, cpuBackend, std::nullopt};  // cpu:N: more CPU lanes (a Ray cluster's nodes)
     } else if (item.rfind("cuda:", 0) == 0 && item.size() > 5 &&
                item.find_first_not_of("0123456789", 5) == std::string::npos && item.size() <= 8) {
       const int gpu = std::stoi(item.substr(5));
       lane = {item, "cuda", gpu};
     } else {
-      throw RequestError(400, "lane '" + item + "' is neither cuda:N nor cpu");
+      throw RequestError(400, "lane '" + item + "' is neither cuda:N, cpu nor cpu:N");
     }
     if (!seen.insert(lane.name).second) throw RequestError(400, "lane '" + item + "' twice");
     lanes.push_back(lane);

@@ -15,8 +15,9 @@ struct LaneSpec {
   bool operator==(const LaneSpec&) const = default;
 };
 
-/// Reads `--lanes`: a comma-separated list of `cuda:N` and `cpu` (the CPU lane runs
-/// `cpuBackend`, opencl or interpret). Throws RequestError (400) naming a bad item or a repeat.
+/// Reads `--lanes`: a comma-separated list of `cuda:N`, `cpu` and `cpu:N` (CPU lanes run
+/// `cpuBackend`, opencl or interpret; several of them suit a Ray cluster of CPU nodes). Throws
+/// RequestError (400) naming a bad item or a repeat.
 std::vector<LaneSpec> parseLanes(const std::string& text, const std::string& cpuBackend);
 
 /// Whether a job asking for `backend` ("" or "auto": any) can run on `lane`.

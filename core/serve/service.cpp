@@ -69,6 +69,7 @@ struct EvaluationService::Lane {
   std::string state = "starting";  // starting | idle | busy | down
   std::string job;
   int pid = 0;
+  std::string node;  // where a Ray lane's actor runs
   int starts = 0;
   std::string lastError;
 };
@@ -167,9 +168,16 @@ std::optional<std::string> EvaluationService::takeJob(Lane& lane, std::stop_toke
 bool EvaluationService::ready(Lane& lane, std::stop_token stop) {
   if (lane.child && lane.child->running()) return true;
   std::map<std::string, std::string> env = proc::currentEnvironment();
-  if (lane.spec.gpu) env["CUDA_VISIBLE_DEVICES"] = visibleGpu(env, *lane.spec.gpu);
-  lane.child = std::make_unique<proc::LineChild>(
-      std::vector<std::string>{options_.laneProgram, "lane", "--backend", lane.spec.backend}, env);
+  std::vector<std::string> argv{options_.laneProgram, "lane", "--backend", lane.spec.backend};
+  if (!options_.rayAddress.empty()) {
+    // Ray places the actor and gives it its GPU; this process is its stand-in here.
+    argv = {options_.rayPython, options_.rayBridge,       "--address", options_.rayAddress,
+            "--crucible",       options_.laneProgram,     "--backend", lane.spec.backend,
+            "--num-gpus",       lane.spec.gpu ? "1" : "0"};
+  } else if (lane.spec.gpu) {
+    env["CUDA_VISIBLE_DEVICES"] = visibleGpu(env, *lane.spec.gpu);
+  }
+  lane.child = std::make_unique<proc::LineChild>(argv, env);
   std::string why;
   const auto deadline = Clock::now() + options_.laneStartLimit;
   while (auto line = lane.child->next(deadline, stop)) {
@@ -178,6 +186,7 @@ bool EvaluationService::ready(Lane& lane, std::stop_token stop) {
       std::lock_guard lock(mutex_);
       ++lane.starts;
       lane.pid = line->value("pid", 0);
+      lane.node = line->value("node", std::string());
       if (lane.state != "busy") lane.state = "idle";
       return true;
     }
@@ -293,6 +302,7 @@ json EvaluationService::health() {
                        {"state", up || lane->state == "starting" ? lane->state : "down"},
                        {"job", lane->job.empty() ? json() : json(lane->job)},
                        {"pid", up ? json(lane->pid) : json()},
+                       {"node", lane->node},
                        {"starts", lane->starts},
                        {"last_error", lane->lastError}});
     }

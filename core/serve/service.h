@@ -37,6 +37,11 @@ struct ServiceOptions {
   RequestLimits limits;
   std::chrono::seconds laneStartLimit{300};  // a lane that is not ready by then is down
   int maxAttempts = 2;                       // lanes a job is handed to before giving up
+  // Lanes as Ray actors (integrations/ray/crucible_ray/lane.py): the cluster's address, the
+  // Python that has ray, and the bridge script. Empty address: lanes are local processes.
+  std::string rayAddress;
+  std::string rayPython;
+  std::string rayBridge;
 };
 
 class EvaluationService {

@@ -74,7 +74,9 @@ TEST(ServeLanes, ListsOfGpusAndTheCpuParseAndBadOnesAreNamed) {
   EXPECT_TRUE(laneServes(lanes[2], "interpret"));
   EXPECT_FALSE(laneServes(lanes[0], "opencl"));
   EXPECT_TRUE(laneServes(lanes[0], ""));
-  for (const char* bad : {"gpu0", "cuda:", "cuda:x", "cpu,cpu", ""}) {
+  EXPECT_EQ(parseLanes("cpu,cpu:1", "interpret")[1],
+            (LaneSpec{"cpu:1", "interpret", std::nullopt}));
+  for (const char* bad : {"gpu0", "cuda:", "cuda:x", "cpu,cpu", "cpu:", "cpu:a", ""}) {
     EXPECT_THROW(parseLanes(bad, "opencl"), RequestError) << bad;
   }
 }
