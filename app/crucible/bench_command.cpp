@@ -29,6 +29,8 @@
 #include "core/bench/runner.h"
 #include "core/bench/shrink.h"
 #include "core/generate/generator_factory.h"
+#include "core/serve/cluster_verifier.h"
+#include "core/serve/lanes.h"
 #include "core/store/store.h"
 #include "core/util/atomic_file.h"
 #include "core/util/locations.h"
@@ -73,6 +75,8 @@ const std::string kBenchUsage =
         "  --jobs J                   tasks at a time (default 1); each runs its own worker\n"
         "                             processes; on cuda their timings take turns (the\n"
         "                             device lock), on the CPU J > 1 makes timings noisier\n"
+        "  --cluster ADDRESS          verify on J lanes that are Ray actors of that cluster\n"
+        "                             (crucible serve --ray's lanes; cuda lanes ask for a GPU)\n"
         "\n"
         "verification (as crucible verify):\n") +
     kVerifyOptionsHelp +
@@ -105,6 +109,7 @@ struct BenchOptions {
   bool fresh = false;
   std::string db;
   bool store = true;
+  std::string cluster;  // a Ray cluster's address: verify on lanes there
   bool json = false;
   std::string compare, baseline, compareLevel = "1";
 };
@@ -130,6 +135,8 @@ BenchOptions parse(const std::vector<std::string>& args) {
       o.run.request.n = static_cast<int>(numberOption(args, i, 1));
     } else if (a == "--jobs") {
       o.run.jobs = static_cast<int>(numberOption(args, i, 1));
+    } else if (a == "--cluster") {
+      o.cluster = optionValue(args, i);
     } else if (a == "--levels") {
       o.levels = bench::parseLevels(optionValue(args, i));
       if (o.levels.empty()) throw BadInput("--levels needs at least one level");
@@ -392,7 +399,12 @@ std::optional<int> planBench(BenchOptions& o, BenchPlan& plan, std::ostream& err
     if (o.limit && plan.tasks.size() > *o.limit) plan.tasks.resize(*o.limit);
     plan.probe = generate::makeGenerator(o.generator);  // a bad --model fails before anything runs
     auto& verify = o.run.request.verify;
-    verify.backend = resolveBackend(verify.backend);
+    // The cluster's lanes run the backend; this machine need not have its device.
+    if (o.cluster.empty()) {
+      verify.backend = resolveBackend(verify.backend);
+    } else if (verify.backend == "auto") {
+      verify.backend = openclDriverRegistered() ? "opencl" : "interpret";
+    }
     o.run.request.generate.backend = verify.backend;
     if (o.store)
       o.run.request.databasePath = o.db.empty() ? store::Store::defaultDatabasePath() : o.db;
@@ -491,6 +503,39 @@ int finishBench(const BenchOptions& o, const BenchPlan& plan, bench::BenchRun ru
 
 }  // namespace
 
+/// With --cluster: an in-process service whose lanes (one per job) are Ray actors of the
+/// cluster, and the pipeline's verifier set to it. An exit code on failure.
+std::optional<int> openCluster(BenchOptions& o, std::shared_ptr<serve::ClusterVerifier>& cluster,
+                               std::ostream& err) {
+  if (o.cluster.empty()) return std::nullopt;
+  const serve::RayTools ray = serve::locateRayTools();
+  if (!ray.problem.empty()) {
+    err << "crucible bench: --cluster: " << ray.problem << "\n";
+    return 2;
+  }
+  serve::ServiceOptions service;
+  const std::string backend = o.run.request.verify.backend;
+  for (int k = 0; k < o.run.jobs; ++k) {
+    service.lanes.push_back(
+        backend == "cuda"
+            ? serve::LaneSpec{"cuda:" + std::to_string(k), "cuda", k}
+            : serve::LaneSpec{k == 0 ? "cpu" : "cpu:" + std::to_string(k), backend, std::nullopt});
+  }
+  service.db =
+      (fs::path(temporaryRoot()) / ("crucible-cluster-" + std::to_string(::getpid()) + ".db"))
+          .string();
+  service.laneProgram = (fs::path(executableDir()) / "crucible").string();
+  service.rayAddress = o.cluster;
+  service.rayPython = ray.python;
+  service.rayBridge = ray.bridge;
+  cluster = std::make_shared<serve::ClusterVerifier>(service);
+  o.run.request.verifier = [cluster](const VerifyRequest& r, std::stop_token stop) {
+    return cluster->verify(r, stop);
+  };
+  err << "crucible bench: verifying on " << o.run.jobs << " Ray lane(s) of " << o.cluster << "\n";
+  return std::nullopt;
+}
+
 int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   BenchOptions o;
   if (auto exit = parseCommandLine(args, "bench", kBenchUsage, parse, o, out, err)) return *exit;
@@ -510,6 +555,8 @@ int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostre
                        : "")
       << "\n";
 
+  std::shared_ptr<serve::ClusterVerifier> cluster;
+  if (auto exit = openCluster(o, cluster, err)) return *exit;
   watchForInterrupt();
   std::mutex probeLock;
   std::string appendError;  // onEvent runs one call at a time

@@ -139,19 +139,14 @@ int runServe(const std::vector<std::string>& args, std::ostream& out, std::ostre
   service.laneProgram = (fs::path(executableDir()) / "crucible").string();
   service.maxQueue = o.queue;
   if (!o.ray.empty()) {
-    // The bridge and the Python with ray sit beside the worker in a source checkout.
-    const fs::path repo = fs::path(locateWorker().workerScript).parent_path() / ".." / "..";
-    const char* python = std::getenv("CRUCIBLE_RAY_PYTHON");
-    service.rayAddress = o.ray;
-    service.rayPython = python ? python : (repo / ".venv-verl" / "bin" / "python").string();
-    service.rayBridge = (repo / "integrations" / "ray" / "crucible_ray" / "lane.py").string();
-    for (const std::string& needed : {service.rayPython, service.rayBridge}) {
-      if (!fs::exists(needed)) {
-        err << "crucible serve: --ray needs " << needed
-            << " (scripts/setup.sh makes .venv-verl; CRUCIBLE_RAY_PYTHON names another)\n";
-        return 2;
-      }
+    const serve::RayTools ray = serve::locateRayTools();
+    if (!ray.problem.empty()) {
+      err << "crucible serve: --ray: " << ray.problem << "\n";
+      return 2;
     }
+    service.rayAddress = o.ray;
+    service.rayPython = ray.python;
+    service.rayBridge = ray.bridge;
   }
   serve::RouteSettings routes;
   routes.token = o.token;

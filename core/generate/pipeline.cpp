@@ -210,6 +210,11 @@ class Search {
     v.candidatePath = "candidate " + std::to_string(r.id);
     v.candidateText = c.code;
     try {
+      if (request_.verifier) {
+        Evaluation evaluation = request_.verifier(v, stop_);
+        evaluation.plan = c.plan;
+        return evaluation;
+      }
       VerifyOutcome outcome = crucible::verify(
           v,
           [&](const VerifyProgress& p) {

@@ -41,6 +41,9 @@ struct GenerationRequest {
   int rounds = 3;                           // refine only; best-of-n is one round
   std::optional<std::string> databasePath;  // nullopt: nothing is stored
   store::TaskInput task;                    // the session's task
+  // Verifies elsewhere instead of here (`crucible bench --cluster`: lanes on a Ray cluster);
+  // null: crucible::verify in this process. Throws BadInput as verify does.
+  std::function<Evaluation(const VerifyRequest&, std::stop_token)> verifier;
 };
 
 struct GenerationResult {

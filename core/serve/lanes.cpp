@@ -1,8 +1,11 @@
 #include "core/serve/lanes.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "core/serve/eval_request.h"
+#include "core/util/locations.h"
 
 namespace crucible::serve {
 
@@ -29,6 +32,24 @@ std::vector<LaneSpec> parseLanes(const std::string& text, const std::string& cpu
     lanes.push_back(lane);
   }
   return lanes;
+}
+
+RayTools locateRayTools() {
+  namespace fs = std::filesystem;
+  // The bridge and the Python with ray sit beside the worker in a source checkout.
+  const fs::path repo = fs::path(locateWorker().workerScript).parent_path() / ".." / "..";
+  const char* python = std::getenv("CRUCIBLE_RAY_PYTHON");
+  RayTools tools;
+  tools.python = python ? python : (repo / ".venv-verl" / "bin" / "python").string();
+  tools.bridge = (repo / "integrations" / "ray" / "crucible_ray" / "lane.py").string();
+  for (const std::string& needed : {tools.python, tools.bridge}) {
+    std::error_code ec;
+    if (!fs::exists(needed, ec)) {
+      tools.problem = "Ray lanes need " + needed +
+                      " (scripts/setup.sh makes .venv-verl; CRUCIBLE_RAY_PYTHON names another)";
+    }
+  }
+  return tools;
 }
 
 bool laneServes(const LaneSpec& lane, const std::string& backend) {

@@ -20,6 +20,14 @@ struct LaneSpec {
 /// RequestError (400) naming a bad item or a repeat.
 std::vector<LaneSpec> parseLanes(const std::string& text, const std::string& cpuBackend);
 
+/// Where a Ray lane's stand-in comes from: the Python with ray ($CRUCIBLE_RAY_PYTHON, else the
+/// checkout's .venv-verl) and integrations/ray/crucible_ray/lane.py beside the worker. `problem`
+/// says what is missing, if anything.
+struct RayTools {
+  std::string python, bridge, problem;
+};
+RayTools locateRayTools();
+
 /// Whether a job asking for `backend` ("" or "auto": any) can run on `lane`.
 bool laneServes(const LaneSpec& lane, const std::string& backend);
 

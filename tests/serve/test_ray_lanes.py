@@ -38,3 +38,29 @@ def test_lanes_run_as_actors_on_separate_nodes(serve, cluster):
     assert [r["verdict"] for r in batch["results"]] == ["verified"] * 4
     lanes_used = {service.call("GET", f"/status/ray-{k}")[1]["lane"] for k in range(4)}
     assert lanes_used == {"cpu", "cpu:1"}
+
+
+def test_a_bench_spreads_its_verifications_over_the_cluster(cluster, tmp_path):
+    import json
+    import sqlite3
+    import subprocess
+
+    from conftest import CRUCIBLE, REFERENCE
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    for k in (1, 2, 3):
+        (tasks / f"{k}_Relu.py").write_text(REFERENCE)
+    done = subprocess.run([CRUCIBLE, "bench", str(tasks), "--cluster", cluster.address,
+                           "--jobs", "2", "--backend", "opencl", "--trials", "2", "--no-db",
+                           "--no-compile-baseline", "--json"],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(__import__("os").environ, TMPDIR=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["tasks_total"] == 3 and report["tasks_correct"] == 3
+    assert "verifying on 2 Ray lane(s)" in done.stderr
+    # The run's jobs: spread over both lanes, which the cluster (one CPU per node, none on the
+    # head) had to place on two nodes.
+    (db,) = tmp_path.glob("crucible-cluster-*.db")
+    lanes = {row[0] for row in sqlite3.connect(db).execute("SELECT lane FROM service_jobs")}
+    assert lanes == {"cpu", "cpu:1"}
