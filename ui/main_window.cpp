@@ -101,6 +101,7 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   verificationPane_ = new VerificationPane(controller_);
   comparePane_ = new ComparePane(controller_);
   sessionsPane_ = new SessionsPane(controller_);
+  generator_ = options.generator;
   generationPane_ = new GenerationPane(controller_, devices_, options.generator);
 
   candidatesDock_ = dock(tr("Candidates"), "candidates", candidatesPane_, Qt::BottomDockWidgetArea);
@@ -167,7 +168,9 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction(tr("&Settings…"), this, &MainWindow::showSettings)
       ->setShortcuts({QKeySequence(tr("Ctrl+,")), QKeySequence::Preferences});
-  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  // Ctrl+Q itself: some platforms (the offscreen one among them) bind nothing to StandardKey
+  // Quit.
+  file->addAction(tr("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Verify"), this, &MainWindow::verifyEditor)
@@ -272,7 +275,26 @@ void MainWindow::showError(const QString& message) {
   statusBar()->showMessage(message.section('\n', 0, 0), 10000);
 }
 
+bool MainWindow::confirmQuit() {
+  const bool generating = generator_ != nullptr && generator_->running();
+  if (!generating && !controller_->verifying()) return true;
+  QMessageBox box(QMessageBox::Question, tr("Quit while a run is going on?"),
+                  generating ? tr("A generation is running. Quitting stops it; the candidates "
+                                  "verified so far are already stored.")
+                             : tr("A verification is running. Quitting stops it and its result "
+                                  "is not stored."),
+                  QMessageBox::Cancel, this);
+  QPushButton* quit = box.addButton(tr("Stop and Quit"), QMessageBox::DestructiveRole);
+  box.setDefaultButton(QMessageBox::Cancel);
+  box.exec();
+  return box.clickedButton() == quit;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!confirmQuit()) {
+    event->ignore();
+    return;
+  }
   QSettings layout;
   layout.setValue("window/geometry", saveGeometry());
   layout.setValue("window/state", saveState());

@@ -61,6 +61,8 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void fillRecentMenu();
   void showError(const QString& message);
+  /// True when nothing runs, or the user chose to stop what runs and quit.
+  bool confirmQuit();
   QDockWidget* dock(const QString& title, const QString& name, QWidget* pane,
                     Qt::DockWidgetArea area);
 
@@ -76,6 +78,7 @@ class MainWindow : public QMainWindow {
   ComparePane* comparePane_ = nullptr;
   SessionsPane* sessionsPane_ = nullptr;
   GenerationPane* generationPane_ = nullptr;
+  GenerationController* generator_ = nullptr;  // may be null
   RunBar* runBar_ = nullptr;
   QLabel* errorStrip_ = nullptr;
   QMenu* recentMenu_ = nullptr;

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMessageBox>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -480,6 +481,20 @@ void WorkbenchTest::generatesWithTheSynthesizer() {
   QVERIFY(QTest::qWaitForWindowActive(window_.get()));
   QTest::keyClick(window_.get(), Qt::Key_G, Qt::ControlModifier);
   QVERIFY(generator_.running());
+  // Ctrl+Q during the run asks first; Cancel keeps the window and the run.
+  QString asked;
+  QTimer::singleShot(0, this, [&asked] {
+    auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+    if (box == nullptr) return;
+    asked = box->text();
+    box->button(QMessageBox::Cancel)->click();
+  });
+  QTest::keyClick(window_.get(), Qt::Key_Q, Qt::ControlModifier);
+  QVERIFY2(asked.contains("generation is running"), qPrintable(asked));
+  QVERIFY(window_->isVisible());
+  QVERIFY(generator_.running());
+  window_->activateWindow();  // back from the question
+  QVERIFY(QTest::qWaitForWindowActive(window_.get()));
   QTest::keyClick(window_.get(), Qt::Key_F5, Qt::ShiftModifier);
   QVERIFY(!generator_.running());
   QVERIFY(pane->generateButton()->isEnabled());
