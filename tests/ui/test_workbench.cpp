@@ -265,6 +265,15 @@ void WorkbenchTest::shortcutsReachTheJourneyFromTheEditor() {
   QTest::keyClick(editor, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
   QVERIFY(sessions->isVisible());
   QVERIFY(window_->sessionsPane()->taskSearch()->hasFocus());
+  // Tab leaves the day pickers (their own Tab stepped through year, month and day, and
+  // keyboard users got stuck there).
+  SessionsPane* browser = window_->sessionsPane();
+  for (QDateEdit* day : {browser->sinceFilter(), browser->untilFilter()}) {
+    day->setFocus(Qt::TabFocusReason);
+    QVERIFY(day->hasFocus());
+    QTest::keyClick(day, Qt::Key_Tab);
+    QVERIFY(!day->hasFocus());
+  }
   sessions->hide();
 }
 

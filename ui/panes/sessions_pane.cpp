@@ -12,9 +12,16 @@
 namespace crucible::ui {
 
 namespace {
+// A date edit that Tab leaves: QDateTimeEdit's own Tab steps through its sections (year, month,
+// day) and keyboard users got stuck in it; the arrow keys and typing still edit each section.
+class DayEdit : public QDateEdit {
+ protected:
+  bool focusNextPrevChild(bool next) override { return QWidget::focusNextPrevChild(next); }
+};
+
 // A day picker with a calendar whose lowest value means "no bound" and says so.
 QDateEdit* dayPicker(const QString& anyText, const QString& tip) {
-  auto* edit = new QDateEdit;
+  auto* edit = new DayEdit;
   edit->setCalendarPopup(true);
   edit->setDisplayFormat(QStringLiteral("yyyy-MM-dd"));
   edit->setMinimumDate(QDate(2000, 1, 1));
