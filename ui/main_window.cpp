@@ -179,8 +179,14 @@ void MainWindow::buildMenus() {
     controller_->stop();  // verification, and generation when it runs
     generationPane_->stop();
   });
-  run->addAction(tr("&Generate"), QKeySequence(tr("Ctrl+G")), generationPane_,
-                 &GenerationPane::generate);
+  // The run starts where it can be seen: its dock shown and raised over any tab it shares.
+  run->addAction(tr("&Generate"), QKeySequence(tr("Ctrl+G")), this, [this] {
+    if (auto* dock = findChild<QDockWidget*>("generate")) {
+      dock->show();
+      dock->raise();
+    }
+    generationPane_->generate();
+  });
   run->addAction(tr("&Compare with Previous"), QKeySequence(tr("Ctrl+D")), this,
                  &MainWindow::showCompare);
 

@@ -488,8 +488,12 @@ void WorkbenchTest::generatesWithTheSynthesizer() {
   // Through the keyboard this time: Ctrl+G generates, Shift+F5 stops (generation too).
   window_->activateWindow();
   QVERIFY(QTest::qWaitForWindowActive(window_.get()));
+  // The generation dock closed: Ctrl+G brings it back with the run.
+  auto* generateDock = window_->findChild<QDockWidget*>("generate");
+  generateDock->hide();
   QTest::keyClick(window_.get(), Qt::Key_G, Qt::ControlModifier);
   QVERIFY(generator_.running());
+  QTRY_VERIFY(generateDock->isVisible());
   // Ctrl+Q during the run asks first; Cancel keeps the window and the run.
   QString asked;
   QTimer::singleShot(0, this, [&asked] {
