@@ -95,6 +95,18 @@ void WorkbenchTest::invalidReferenceNamesTheLine() {
   QVERIFY2(window_->referencePane()->problemText().contains("broken.py:2:"),
            qPrintable(window_->referencePane()->problemText()));
   QCOMPARE(window_->referencePane()->editor()->flagLines(), QVector<int>{2});
+  // Mended in another editor: the pane offers to reload, and Reload reads the file again.
+  ReferencePane* pane = window_->referencePane();
+  QVERIFY(!pane->changedBar()->isVisible());
+  const QByteArray mended = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  file.write(mended);
+  file.close();
+  QTRY_VERIFY_WITH_TIMEOUT(pane->changedBar()->isVisible(), 10000);
+  QCOMPARE(pane->editor()->text(), QString("import torch\nclass Model(:\n    pass\n"));
+  QTest::mouseClick(pane->reloadButton(), Qt::LeftButton);
+  QCOMPARE(pane->editor()->text(), QString::fromUtf8(mended));
+  QVERIFY(!pane->changedBar()->isVisible());
 }
 
 void WorkbenchTest::opensBundledExample() {

@@ -1,6 +1,8 @@
 #include "ui/panes/reference_pane.h"
 
 #include <QDir>
+#include <QFileInfo>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 
 namespace crucible::ui {
@@ -23,11 +25,33 @@ ReferencePane::ReferencePane(WorkbenchController* controller, QWidget* parent)
   problem_->setWordWrap(true);
   problem_->setStyleSheet("QLabel { background: #fdecea; color: #8a1c1c; padding: 4px; }");
   problem_->hide();
+  changed_ = new QWidget;
+  changed_->setStyleSheet("QWidget { background: #fff4ce; }");
+  changedText_ = new QLabel;
+  changedText_->setWordWrap(true);
+  reload_ = new QPushButton(tr("Reload"));
+  reload_->setToolTip(
+      tr("Open the file as it is now: a new session; the candidates so far stay "
+         "stored with the old reference"));
+  auto* bar = new QHBoxLayout(changed_);
+  bar->setContentsMargins(4, 2, 4, 2);
+  bar->addWidget(changedText_, 1);
+  bar->addWidget(reload_);
+  changed_->hide();
+  connect(reload_, &QPushButton::clicked, controller_, &WorkbenchController::reloadReference);
+  connect(controller_, &WorkbenchController::referenceChangedOnDisk, this,
+          [this](const QString& path) {
+            changedText_->setText(tr("%1 changed on disk. Verification still uses the text "
+                                     "shown here until you reload.")
+                                      .arg(QFileInfo(path).fileName()));
+            changed_->show();
+          });
   editor_ = new CodeEditor;
   editor_->setReadOnly(true);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(title_);
+  layout->addWidget(changed_);
   layout->addWidget(problem_);
   layout->addWidget(editor_, 1);
 
@@ -39,6 +63,7 @@ ReferencePane::ReferencePane(WorkbenchController* controller, QWidget* parent)
     title_->setToolTip(r.path);
     editor_->setText(r.source);
     editor_->setFlagLines({}, {});
+    changed_->hide();
   });
   connect(controller_, &WorkbenchController::referenceProblemChanged, this,
           [this](const QString& message, int line) {

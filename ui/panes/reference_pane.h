@@ -1,8 +1,9 @@
 #pragma once
 // The PyTorch reference, read-only, with a problem line marked when the file is not a valid
-// KernelBench reference.
+// KernelBench reference, and a bar offering to reload it when its file changes on disk.
 
 #include <QLabel>
+#include <QPushButton>
 #include <QWidget>
 
 #include "ui/panes/code_editor.h"
@@ -16,11 +17,16 @@ class ReferencePane : public QWidget {
   explicit ReferencePane(WorkbenchController* controller, QWidget* parent = nullptr);
   CodeEditor* editor() const { return editor_; }
   QString problemText() const { return problem_->text(); }
+  QWidget* changedBar() const { return changed_; }
+  QPushButton* reloadButton() const { return reload_; }
 
  private:
   WorkbenchController* controller_;
   QLabel* title_;
   QLabel* problem_;
+  QWidget* changed_;  // "changed on disk", with Reload
+  QLabel* changedText_;
+  QPushButton* reload_;
   CodeEditor* editor_;
 };
 

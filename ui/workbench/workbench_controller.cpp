@@ -40,6 +40,15 @@ WorkbenchController::WorkbenchController(Workbench* workbench, StoreService* sto
       verifier_(verifier),
       settings_(AppSettings::load()) {
   pool_.setMaxThreadCount(1);
+  connect(&referenceWatcher_, &QFileSystemWatcher::fileChanged, this, [this](const QString& path) {
+    if (path != workbench_->reference().path) return;
+    // Editors that save by renaming a new file over the old one end the watch: watch again.
+    if (!referenceWatcher_.files().contains(path) && QFileInfo::exists(path)) {
+      referenceWatcher_.addPath(path);
+    }
+    const auto text = readText(path);
+    if (text && *text != workbench_->reference().source) emit referenceChangedOnDisk(path);
+  });
   connect(
       verifier_, &VerifyService::progress, this,
       [this](int, const QString& stage, const QString& message) { emit progress(stage, message); });
@@ -126,7 +135,14 @@ void WorkbenchController::openReference(const QString& path) {
   referenceProblem_.clear();
   emit referenceProblemChanged({}, 0);
   addRecentFile(absolute);
+  if (!referenceWatcher_.files().isEmpty())
+    referenceWatcher_.removePaths(referenceWatcher_.files());
+  referenceWatcher_.addPath(absolute);
   verifier_->checkReference(absolute);
+}
+
+void WorkbenchController::reloadReference() {
+  if (workbench_->hasReference()) openReference(workbench_->reference().path);
 }
 
 void WorkbenchController::openExample(const BundledExample& example) {

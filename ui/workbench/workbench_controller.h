@@ -3,6 +3,7 @@
 // keep everything in the store, reopen a saved session, export a bundle. Panes call these and
 // listen to the signals; the work itself runs in the services, off the UI thread.
 
+#include <QFileSystemWatcher>
 #include <QHash>
 #include <QObject>
 #include <QString>
@@ -76,6 +77,8 @@ class WorkbenchController : public QObject {
   void exportCandidate(int key, const QString& dir, bool allowUnverified);
 
   QString referenceProblem() const { return referenceProblem_; }
+  /// Opens the reference's file again (after it changed on disk); a new session.
+  void reloadReference();
 
  signals:
   void currentChanged(int key);
@@ -83,6 +86,8 @@ class WorkbenchController : public QObject {
   void progress(const QString& stage, const QString& message);
   void errorOccurred(const QString& message);
   void referenceProblemChanged(const QString& message, int line);  // line 0 when unknown
+  // The open reference's file now holds other text than the workbench shows (and verifies).
+  void referenceChangedOnDisk(const QString& path);
   void sessionSaved(qint64 sessionId);
   void sessionReopened(qint64 sessionId);
   void exported(const QStringList& files, bool unverified);
@@ -102,6 +107,7 @@ class WorkbenchController : public QObject {
   int currentKey_ = -1;
   std::int64_t savedSessionId_ = 0;
   QString referenceProblem_;
+  QFileSystemWatcher referenceWatcher_;      // the open reference's file
   std::unique_ptr<QTemporaryDir> jobFiles_;  // the files of the running verification
   QThreadPool pool_;                         // exports
   QList<QPair<int, BackendChoice>> queue_;   // candidates waiting to be verified
