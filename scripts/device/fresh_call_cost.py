@@ -80,7 +80,7 @@ def main():
     from crucible_worker.loader import clone_value
 
     device, reference, candidate = setup.device, setup.reference, setup.candidate
-    init, host_sets = setup.init, setup.host_sets
+    host_sets = setup.host_sets
     sender = Sender(torch, host_sets)
 
     def place(inputs):
@@ -144,15 +144,9 @@ def main():
                 events.append(timer.time_call(lambda x=inputs: call(x))[0])
         return statistics.median(events), statistics.median(cpu)
 
-    code_map = guards.CodeMap(os.path.abspath(args.candidate))
-    launches = guards.LaunchTracker()
-    launches.code_map = code_map
-    recorder = guards.AtenRecorder()
-    launches.recorder = recorder
-    torch.manual_seed(42)
-    eager = reference.Model(*init).to(device).eval()
-    torch.manual_seed(42)
-    model = candidate.ModelNew(*init).to(device).eval()
+    code_map, launches, recorder = setup.watchers()
+    eager = setup.model(reference.Model)
+    model = setup.model(candidate.ModelNew)
     launches.install()
     recorder.start()
 

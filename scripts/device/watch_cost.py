@@ -62,6 +62,23 @@ class Setup:
         torch.manual_seed(42)
         self.init = self.reference.get_init_inputs()
         self.host_sets = [self.reference.get_inputs() for _ in range(8)]
+        self.args = args
+
+    def watchers(self):
+        """(code map, launch tracker, ATen recorder) as the worker wires them, none installed."""
+        from crucible_worker import guards
+        code_map = guards.CodeMap(os.path.abspath(self.args.candidate))
+        launches = guards.LaunchTracker()
+        launches.code_map = code_map
+        recorder = guards.AtenRecorder()
+        launches.recorder = recorder
+        return code_map, launches, recorder
+
+    def model(self, module_class):
+        """`module_class` built on the init inputs under the public seed, on the device."""
+        import torch
+        torch.manual_seed(42)
+        return module_class(*self.init).to(self.device).eval()
 
 
 def main():
@@ -72,7 +89,7 @@ def main():
     from crucible_worker.loader import clone_value
 
     device, reference, candidate = setup.device, setup.reference, setup.candidate
-    init, host_sets = setup.init, setup.host_sets
+    host_sets = setup.host_sets
 
     def place(inputs):
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -103,18 +120,12 @@ def main():
     def bare(call):
         return call()
 
-    torch.manual_seed(42)
-    eager = reference.Model(*init).to(device).eval()
+    eager = setup.model(reference.Model)
     measure(eager, bare)  # the process's first calls (the allocator's first sizes) not counted
     rows = [("eager, nothing installed", *measure(eager, bare))]
 
-    code_map = guards.CodeMap(os.path.abspath(args.candidate))
-    launches = guards.LaunchTracker()
-    launches.code_map = code_map
-    recorder = guards.AtenRecorder()
-    launches.recorder = recorder
-    torch.manual_seed(42)
-    model = candidate.ModelNew(*init).to(device).eval()
+    code_map, launches, recorder = setup.watchers()
+    model = setup.model(candidate.ModelNew)
     rows.append(("candidate, bare", *measure(model, bare)))
     launches.install()
     rows.append(("+ launch counting", *measure(model, bare)))

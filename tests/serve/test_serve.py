@@ -165,7 +165,6 @@ def test_another_address_than_loopback_needs_a_token(serve):
     service.token = "s3cret"
     status, body, _ = service.call("GET", "/health")
     assert status == 200 and body["lanes"][0]["name"] == "cpu"
-    assert REFERENCE  # the shared reference is what the other tests evaluate
 
 
 def test_tasks_are_handed_out_fewest_operators_first_and_round_again(serve, tmp_path):
