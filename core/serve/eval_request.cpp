@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/util/sha256.h"
+#include "core/verify/evaluation.h"
 
 namespace crucible::serve {
 
@@ -106,6 +107,18 @@ EvalRequest parseEvalRequest(const json& body, const RequestLimits& limits) {
   }
   r.seed = static_cast<int>(number(body, "seed", 42, 0, 2147483647));
   return r;
+}
+
+json failedResult(const std::string& stage, const std::string& message, const std::string& blame,
+                  const EvalRequest& request) {
+  Evaluation failed;
+  failed.verdict = Verdict::Error;
+  failed.backend = request.backend;
+  failed.error = EvalError{stage, message, blame};
+  failed.reward.preset = request.rewardPreset;
+  json evaluation = failed;
+  if (blame == "user") evaluation["verdict"] = nullptr;  // no verdict: the request was bad
+  return json{{"evaluation", evaluation}};
 }
 
 void to_json(json& j, const EvalRequest& r) {

@@ -49,6 +49,11 @@ struct EvalRequest {
 /// the wrong type or beyond `limits`. A missing task_id is left empty (the service makes one).
 EvalRequest parseEvalRequest(const nlohmann::json& body, const RequestLimits& limits);
 
+/// A job's result when no verdict could be given: `{"evaluation": ...}` with verdict error (null
+/// for the caller's own error, blame "user") and the error's stage, message and blame.
+nlohmann::json failedResult(const std::string& stage, const std::string& message,
+                            const std::string& blame, const EvalRequest& request);
+
 void to_json(nlohmann::json& j, const EvalRequest& request);
 void from_json(const nlohmann::json& j, EvalRequest& request);
 

@@ -24,18 +24,6 @@ namespace {
 constexpr std::size_t kKeptReferenceRuns = 8;
 constexpr std::size_t kKeptTimers = 2;
 
-json errorResult(const std::string& stage, const std::string& message, const std::string& blame,
-                 const EvalRequest& request) {
-  Evaluation failed;
-  failed.verdict = Verdict::Error;
-  failed.backend = request.backend;
-  failed.error = EvalError{stage, message, blame};
-  failed.reward.preset = request.rewardPreset;
-  json evaluation = failed;
-  if (blame == "user") evaluation["verdict"] = nullptr;  // no verdict: the request was bad
-  return json{{"evaluation", evaluation}};
-}
-
 }  // namespace
 
 LaneVerifier::LaneVerifier(LaneOptions options)
@@ -85,9 +73,9 @@ json LaneVerifier::evaluate(const EvalRequest& request) {
                 {"from_response", outcome.candidateFromResponse},
                 {"reference_path", v.referencePath}};
   } catch (const BadInput& e) {
-    return errorResult("usage", e.what(), "user", request);
+    return failedResult("usage", e.what(), "user", request);
   } catch (const std::exception& e) {
-    return errorResult("infrastructure", e.what(), "infrastructure", request);
+    return failedResult("infrastructure", e.what(), "infrastructure", request);
   }
 }
 
@@ -113,8 +101,8 @@ int runLaneLoop(std::istream& in, std::ostream& out, const LaneOptions& options)
       result = lane.evaluate(message.at("request").get<EvalRequest>());
     } catch (const std::exception& e) {  // a malformed job line: the service's own error
       EvalRequest unknown;
-      result = errorResult("infrastructure", std::string("bad job line: ") + e.what(),
-                           "infrastructure", unknown);
+      result = failedResult("infrastructure", std::string("bad job line: ") + e.what(),
+                            "infrastructure", unknown);
     }
     result["job"] = job;
     out << result.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;

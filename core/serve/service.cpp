@@ -16,16 +16,6 @@ namespace {
 // comparison may take before a silent lane is taken for hung.
 constexpr auto kLaneMargin = std::chrono::seconds(900);
 
-json infrastructureResult(const EvalRequest& request, const std::string& message) {
-  return json{
-      {"evaluation",
-       {{"verdict", "error"},
-        {"correct", false},
-        {"backend", request.backend},
-        {"error", {{"stage", "infrastructure"}, {"message", message}, {"blame", "infrastructure"}}},
-        {"reward", {{"preset", request.rewardPreset}}}}}};
-}
-
 /// The device a lane pinned to GPU `n` sees: the n-th of the service's own
 /// CUDA_VISIBLE_DEVICES when it has one (so cuda:0 is the first GPU it was given), else n.
 std::string visibleGpu(const std::map<std::string, std::string>& env, int n) {
@@ -273,10 +263,11 @@ void EvaluationService::requeueOrFail(Lane& lane, const std::string& id, int att
   if (retry) {
     table_.markQueued(id);
   } else {
-    table_.finish(id,
-                  infrastructureResult(job ? job->request : EvalRequest{},
-                                       why + " (tried " + std::to_string(attempts) + " times)"),
-                  std::nullopt);
+    table_.finish(
+        id,
+        failedResult("infrastructure", why + " (tried " + std::to_string(attempts) + " times)",
+                     "infrastructure", job ? job->request : EvalRequest{}),
+        std::nullopt);
   }
   std::lock_guard lock(mutex_);
   if (retry) {
