@@ -25,6 +25,7 @@
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
 #include "ui/panes/verification_pane.h"
+#include "ui/workbench/run_status.h"
 
 namespace crucible::ui {
 
@@ -80,7 +81,9 @@ QDockWidget* MainWindow::dock(const QString& title, const QString& name, QWidget
 void MainWindow::buildPanes(const MainWindowOptions& options) {
   referencePane_ = new ReferencePane(controller_);
   candidatePane_ = new CandidatePane(controller_);
-  runBar_ = new RunBar(controller_, devices_);
+  runStatus_ = new RunStatus(controller_, this);
+  runStatus_->watchGeneration(options.generator);
+  runBar_ = new RunBar(controller_, devices_, runStatus_);
   errorStrip_ = new QLabel;
   errorStrip_->setWordWrap(true);
   errorStrip_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -98,7 +101,7 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   setCentralWidget(central);
 
   candidatesPane_ = new CandidatesPane(controller_);
-  verificationPane_ = new VerificationPane(controller_);
+  verificationPane_ = new VerificationPane(controller_, runStatus_);
   comparePane_ = new ComparePane(controller_);
   sessionsPane_ = new SessionsPane(controller_);
   generator_ = options.generator;

@@ -18,6 +18,7 @@ class ComparePane;
 class GenerationPane;
 class ReferencePane;
 class RunBar;
+class RunStatus;
 class SessionsPane;
 class VerificationPane;
 
@@ -41,6 +42,7 @@ class MainWindow : public QMainWindow {
   SessionsPane* sessionsPane() const { return sessionsPane_; }
   GenerationPane* generationPane() const { return generationPane_; }
   RunBar* runBar() const { return runBar_; }
+  RunStatus* runStatus() const { return runStatus_; }
   QString lastError() const { return lastError_; }
 
  public slots:
@@ -79,6 +81,7 @@ class MainWindow : public QMainWindow {
   SessionsPane* sessionsPane_ = nullptr;
   GenerationPane* generationPane_ = nullptr;
   GenerationController* generator_ = nullptr;  // may be null
+  RunStatus* runStatus_ = nullptr;
   RunBar* runBar_ = nullptr;
   QLabel* errorStrip_ = nullptr;
   QMenu* recentMenu_ = nullptr;

@@ -128,8 +128,18 @@ void WorkbenchTest::verifiesTheCandidate() {
   QCOMPARE(window_->runBar()->backend().backend, QString("interpret"));
   window_->verifyEditor();
   QVERIFY(window_->controller()->verifying());
+  // The status says what runs now, and the candidate's banner that it is being verified.
+  RunBar* bar = window_->runBar();
+  QVERIFY2(bar->stageText().startsWith("Verifying candidate #1"), qPrintable(bar->stageText()));
+  QVERIFY2(window_->verificationPane()->bannerText().startsWith("VERIFYING"),
+           qPrintable(window_->verificationPane()->bannerText()));
+  QCOMPARE(bar->progressBar()->maximum(), 4);
+  QVERIFY(bar->progressBar()->format().contains("stage"));
   QTRY_VERIFY_WITH_TIMEOUT(entry(0).evaluation.has_value(), kVerifyTimeoutMs);
   QVERIFY2(window_->lastError().isEmpty(), qPrintable(window_->lastError()));
+  QVERIFY2(bar->stageText().startsWith("Done: candidate #1 verified (after "),
+           qPrintable(bar->stageText()));
+  QCOMPARE(bar->progressBar()->value(), 4);
   QCOMPARE(window_->controller()->workbench()->candidates().size(), 1);  // no edit, no new one
   const Evaluation& e = *entry(0).evaluation;
   QCOMPARE(verdictText(e), QString("verified"));
@@ -486,6 +496,9 @@ void WorkbenchTest::theLayoutSurvivesARestart() {
 void WorkbenchTest::generatesWithTheSynthesizer() {
   window_->controller()->openExample(rowSoftmaxExample());
   QCOMPARE(window_->controller()->workbench()->reference().name, QString("row_softmax"));
+  // The last run's outcome was about another session: the status forgets it.
+  QCOMPARE(window_->runBar()->stageText(), QString("Ready"));
+  QVERIFY(!window_->runBar()->progressBar()->isVisible());
   GenerationPane* pane = window_->generationPane();
   QCOMPARE(pane->modelBox()->currentData().toString(), QString("synth"));
   // The synthesizer cannot refine: the mode is there but not selectable.
@@ -529,8 +542,16 @@ void WorkbenchTest::generatesWithTheSynthesizer() {
   QTest::mouseClick(pane->generateButton(), Qt::LeftButton);
   QVERIFY(pane->stopButton()->isEnabled());
   QCOMPARE(window_->controller()->workbench()->candidates().size(), 0);  // a new session
+  // A generation run is counted in candidates verified, not in one verification's stages.
+  RunBar* bar = window_->runBar();
+  QVERIFY2(bar->stageText().startsWith("Generating with synth"), qPrintable(bar->stageText()));
+  QVERIFY(bar->progressBar()->format().contains("verified"));
   QTRY_VERIFY_WITH_TIMEOUT(pane->generateButton()->isEnabled(), kVerifyTimeoutMs);
   QVERIFY2(pane->statusText().startsWith("Done"), qPrintable(pane->statusText()));
+  QVERIFY2(bar->stageText().startsWith("Done") && bar->stageText().contains("(after "),
+           qPrintable(bar->stageText()));
+  QCOMPARE(bar->progressBar()->maximum(), 2);
+  QCOMPARE(bar->progressBar()->value(), 2);
   QCOMPARE(verified.size(), 2);  // each verified once, by the pipeline
   QCOMPARE(window_->controller()->workbench()->candidates().size(), 2);
   for (int row = 0; row < 2; ++row) {

@@ -4,16 +4,9 @@
 
 namespace crucible::ui {
 
-namespace {
-// The stages crucible::verify reports, in order.
-int stageNumber(const QString& stage) {
-  static const QStringList stages = {"start", "static", "reference", "candidate", "judge"};
-  return static_cast<int>(stages.indexOf(stage));
-}
-}  // namespace
-
-RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget* parent)
-    : QWidget(parent), controller_(controller) {
+RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, RunStatus* status,
+               QWidget* parent)
+    : QWidget(parent), controller_(controller), status_(status) {
   backends_ = new BackendBox(devices, controller_->settings().defaultBackend);
   verify_ = new QPushButton(tr("Verify"));
   verify_->setToolTip(tr("Verify the candidate in the editor (F5)"));
@@ -21,11 +14,8 @@ RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget*
   stop_->setToolTip(tr("Stop the running verification (Shift+F5)"));
   stop_->setEnabled(false);
   progress_ = new QProgressBar;
-  progress_->setRange(0, 4);
-  progress_->setValue(0);
   progress_->setMaximumWidth(160);
-  progress_->setFormat(QStringLiteral("%v/%m"));
-  stage_ = new QLabel(tr("Ready"));
+  stage_ = new QLabel;
   // Long stage messages are cut at the window's edge, not allowed to widen the window.
   stage_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* layout = new QHBoxLayout(this);
@@ -42,22 +32,19 @@ RunBar::RunBar(WorkbenchController* controller, DeviceService* devices, QWidget*
   connect(controller_, &WorkbenchController::verifyingChanged, this, [this](bool running) {
     verify_->setEnabled(!running);
     stop_->setEnabled(running);
-    if (running) progress_->setValue(0);
   });
-  connect(controller_, &WorkbenchController::progress, this,
-          [this](const QString& stage, const QString& message) {
-            const int n = stageNumber(stage);
-            if (n >= 0) progress_->setValue(n);
-            stage_->setText(message);
-          });
-  connect(controller_->workbench(), &Workbench::candidateChanged, this, [this](int row) {
-    const auto& c = controller_->workbench()->candidates()[row];
-    if (!c.evaluation) return;
-    progress_->setValue(4);
-    stage_->setText(tr("Done: %1").arg(verdictText(c.evaluation)));
-  });
-  connect(controller_, &WorkbenchController::errorOccurred, this,
-          [this](const QString&) { stage_->setText(tr("Failed: see the message above")); });
+  connect(status_, &RunStatus::changed, this, &RunBar::showStatus);
+  showStatus();
+}
+
+void RunBar::showStatus() {
+  // Nothing to count (ready): the bar is hidden rather than showing a meaningless 0/4.
+  progress_->setVisible(status_->progressMaximum() > 0);
+  progress_->setRange(0, std::max(1, status_->progressMaximum()));
+  progress_->setValue(status_->progressValue());
+  progress_->setFormat(status_->progressFormat());
+  stage_->setText(status_->text());
+  stage_->setToolTip(status_->text());
 }
 
 }  // namespace crucible::ui

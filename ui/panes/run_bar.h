@@ -1,6 +1,6 @@
 #pragma once
 // The verify bar: backend picker (the detected OpenCL devices and GPUs), Verify and Stop, and
-// the stages of the running verification.
+// what is running now (RunStatus): its progress and one line saying what and for how long.
 
 #include <QComboBox>
 #include <QLabel>
@@ -10,6 +10,7 @@
 
 #include "ui/panes/backend_box.h"
 #include "ui/services/device_service.h"
+#include "ui/workbench/run_status.h"
 #include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
@@ -17,20 +18,25 @@ namespace crucible::ui {
 class RunBar : public QWidget {
   Q_OBJECT
  public:
-  RunBar(WorkbenchController* controller, DeviceService* devices, QWidget* parent = nullptr);
+  RunBar(WorkbenchController* controller, DeviceService* devices, RunStatus* status,
+         QWidget* parent = nullptr);
 
   BackendChoice backend() const { return backends_->choice(); }
   void selectBackend(const QString& backend) { backends_->selectBackend(backend); }
   BackendBox* backendBox() const { return backends_; }
   QPushButton* verifyButton() const { return verify_; }
   QPushButton* stopButton() const { return stop_; }
+  QProgressBar* progressBar() const { return progress_; }
   QString stageText() const { return stage_->text(); }
 
  signals:
   void verifyRequested();
 
  private:
+  void showStatus();
+
   WorkbenchController* controller_;
+  RunStatus* status_;
   BackendBox* backends_;
   QPushButton* verify_;
   QPushButton* stop_;

@@ -42,8 +42,9 @@ void addEvidence(QTreeWidgetItem* parent, const nlohmann::json& evidence) {
 }
 }  // namespace
 
-VerificationPane::VerificationPane(WorkbenchController* controller, QWidget* parent)
-    : QWidget(parent), controller_(controller) {
+VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* status,
+                                   QWidget* parent)
+    : QWidget(parent), controller_(controller), status_(status) {
   banner_ = new QLabel;
   banner_->setMargin(6);
   QFont bold = banner_->font();
@@ -86,6 +87,8 @@ VerificationPane::VerificationPane(WorkbenchController* controller, QWidget* par
   });
   connect(controller_->workbench(), &Workbench::candidatesReset, this,
           &VerificationPane::showCurrent);
+  // The banner of a candidate without a verdict says whether it is being verified now.
+  connect(status_, &RunStatus::changed, this, &VerificationPane::showBanner);
   connect(flags_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
     while (item->parent()) item = item->parent();
     const int line = item->data(0, kLineRole).toInt();
@@ -97,11 +100,7 @@ VerificationPane::VerificationPane(WorkbenchController* controller, QWidget* par
 void VerificationPane::showCurrent() {
   const CandidateEntry* c = controller_->workbench()->candidate(controller_->currentKey());
   const std::optional<Evaluation> e = c ? c->evaluation : std::nullopt;
-  banner_->setText(c ? bannerOf(e) : tr("No candidate selected"));
-  const QColor color = verdictColor(e);
-  banner_->setStyleSheet(
-      QStringLiteral("QLabel { background: %1; color: white; border-radius: 3px; }")
-          .arg(color.name()));
+  showBanner();
   flags_->clear();
   if (!e) {
     timing_->setText(QString());
@@ -159,6 +158,28 @@ void VerificationPane::showCurrent() {
   // As tall as its rows, up to a limit: "none" needs one line, not a box.
   flags_->setFixedHeight(std::min(200, 36 + 22 * flags_->topLevelItemCount()));
   error_->setEvaluation(&*e);
+}
+
+void VerificationPane::showBanner() {
+  const CandidateEntry* c = controller_->workbench()->candidate(controller_->currentKey());
+  const std::optional<Evaluation> e = c ? c->evaluation : std::nullopt;
+  QString text = c ? bannerOf(e) : tr("No candidate selected");
+  QColor color = verdictColor(e);
+  if (c && !e) {
+    const auto activity = status_->activity();
+    if (activity == RunStatus::Activity::Verifying && controller_->verifyingKey() == c->key) {
+      text = tr("VERIFYING  %1").arg(status_->text());
+      color = QColor(0x2f, 0x5f, 0x8f);
+    } else if (activity == RunStatus::Activity::Generating) {
+      text = tr("VERIFYING  the generation run verifies each candidate as it arrives");
+      color = QColor(0x2f, 0x5f, 0x8f);
+    }
+  }
+  if (banner_->text() == text) return;
+  banner_->setText(text);
+  banner_->setStyleSheet(
+      QStringLiteral("QLabel { background: %1; color: white; border-radius: 3px; }")
+          .arg(color.name()));
 }
 
 void VerificationPane::selectFlagAtLine(int line) {

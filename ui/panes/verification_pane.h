@@ -9,6 +9,7 @@
 
 #include "ui/panes/error_picture.h"
 #include "ui/panes/reward_chart.h"
+#include "ui/workbench/run_status.h"
 #include "ui/workbench/workbench_controller.h"
 
 namespace crucible::ui {
@@ -16,7 +17,7 @@ namespace crucible::ui {
 class VerificationPane : public QWidget {
   Q_OBJECT
  public:
-  explicit VerificationPane(WorkbenchController* controller, QWidget* parent = nullptr);
+  VerificationPane(WorkbenchController* controller, RunStatus* status, QWidget* parent = nullptr);
 
   QString bannerText() const { return banner_->text(); }
   QString timingText() const { return timing_->text(); }
@@ -33,8 +34,10 @@ class VerificationPane : public QWidget {
 
  private:
   void showCurrent();
+  void showBanner();
 
   WorkbenchController* controller_;
+  RunStatus* status_;
   QLabel* banner_;
   QLabel* timing_;
   RewardChart* reward_;

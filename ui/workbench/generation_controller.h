@@ -58,6 +58,7 @@ class GenerationController : public QObject {
   virtual bool running() const = 0;
 
  signals:
+  void started(const crucible::ui::GenerationRequest& request);
   void tokens(const QString& text);  // streamed model output, for the live view
   void progress(const QString& message);
   void candidateArrived(const crucible::ui::GeneratedEntry& entry);

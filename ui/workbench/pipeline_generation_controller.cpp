@@ -100,6 +100,7 @@ void PipelineGenerationController::start(const GenerationRequest& request) {
   current_ = run;
   auto source = std::make_shared<std::stop_source>();
   stop_ = source;
+  emit started(request);
   pool_.start([this, request, run, source] {
     // Everything posted back is dropped unless this is still the current run.
     const auto post = [this, run](auto&& emitter) {
