@@ -179,6 +179,28 @@ void raiseStaticFlags(const json& staticFacts, FlagSet& flags) {
   }
 }
 
+/// The candidate's line where most of some run-time work happened (the candidate stage's
+/// `lines` facts: line -> count), the first such line on a tie; nullopt when none was seen.
+std::optional<int> busiestLine(const json& lines) {
+  std::optional<int> best;
+  long most = 0;
+  if (!lines.is_object()) return best;
+  for (const auto& [line, n] : lines.items()) {
+    const long count = n.is_number_integer() ? n.get<long>() : 0;
+    int number = 0;
+    try {
+      number = std::stoi(line);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (number > 0 && (count > most || (count == most && best && number < *best))) {
+      best = number;
+      most = count;
+    }
+  }
+  return best;
+}
+
 /// Did the kernels do the work: launches in every mode, no PyTorch or foreign compute beside
 /// them, and an output that depends on them (DRTriton's no-op test).
 void raiseWorkFlags(const Observations& o, FlagSet& flags) {
@@ -217,11 +239,12 @@ void raiseWorkFlags(const Observations& o, FlagSet& flags) {
   for (const std::string mode : {"forward", "eval"}) {
     const json& ops = at(at(f, "aten_ops"), mode.c_str());
     if (ops.is_object() && !ops.empty()) {
+      const json& lines = at(at(f, "lines"), mode.c_str());
       flags.raise("torch_compute_in_forward",
                   std::string("PyTorch computed during ") +
                       (mode == "eval" ? "forward in eval mode" : "forward") + ": " +
                       joinCounts(ops),
-                  std::nullopt, {{"aten_ops", ops}, {"mode", mode}});
+                  busiestLine(lines), {{"aten_ops", ops}, {"mode", mode}, {"lines", lines}});
     }
   }
 
@@ -259,8 +282,9 @@ void raiseWorkFlags(const Observations& o, FlagSet& flags) {
   // Work done outside Triton and PyTorch.
   const json& foreign = at(f, "foreign_calls");
   if (foreign.is_object() && !foreign.empty()) {
+    const json& lines = at(at(f, "lines"), "foreign_calls");
     flags.raise("non_torch_compute", "forward called into other libraries: " + joinCounts(foreign),
-                std::nullopt, {{"calls", foreign}});
+                busiestLine(lines), {{"calls", foreign}, {"lines", lines}});
   }
   const auto trialsRun = std::max<std::size_t>(1, at(f, "trials").size());
   const auto scalarReads = get(f, "scalar_reads", 0L);
@@ -268,7 +292,8 @@ void raiseWorkFlags(const Observations& o, FlagSet& flags) {
     flags.raise("non_torch_compute",
                 "forward read " + std::to_string(scalarReads) +
                     " tensor elements into Python (a Python loop over the data)",
-                std::nullopt, {{"scalar_reads", scalarReads}});
+                busiestLine(at(at(f, "lines"), "scalar_reads")),
+                {{"scalar_reads", scalarReads}, {"lines", at(at(f, "lines"), "scalar_reads")}});
   }
 
   // DRTriton's faithfulness test: no-op launches must change the output.

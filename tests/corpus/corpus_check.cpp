@@ -10,6 +10,7 @@
 //    "verdict": "cheating",                // or a list of acceptable verdicts
 //    "flags": ["torch_compute_in_forward"],// exact set of cheat flags
 //    "warnings": ["degenerate_reference"], // optional: warnings that must be present
+//    "lines": {"torch_compute_in_forward": 29}, // optional: the candidate line a flag points at
 //    "error_stage": null,                  // null: not checked; a string or list: must match
 //    "timeout": 60,                        // --timeout passed to crucible
 //    "note": "why"}
@@ -128,6 +129,7 @@ struct Actual {
   std::set<std::string> warnings;
   std::optional<std::string> errorStage;
   std::map<std::string, std::string> messages;  // flag id -> its message
+  std::map<std::string, int> lines;             // flag id -> the candidate line it points at
 };
 
 Actual readActual(const json& report) {
@@ -142,6 +144,7 @@ Actual readActual(const json& report) {
       a.messages[id] = f.contains("message") && f["message"].is_string()
                            ? f["message"].get<std::string>()
                            : std::string();
+      if (f.contains("line") && f["line"].is_number_integer()) a.lines[id] = f["line"].get<int>();
     }
   }
   if (report.contains("error") && report["error"].is_object() &&
@@ -174,6 +177,17 @@ std::vector<std::string> differences(const json& expected, const Actual& actual)
                       actual.warnings.end(), std::inserter(missingWarnings, missingWarnings.end()));
   if (!missingWarnings.empty()) {
     diff.push_back("warnings expected but not raised: " + joinSet(missingWarnings));
+  }
+  const json* wantLines = expected.contains("lines") ? &expected["lines"] : nullptr;
+  for (auto want = wantLines ? wantLines->begin() : json::const_iterator();
+       wantLines && want != wantLines->end(); ++want) {
+    const std::string& id = want.key();
+    const auto it = actual.lines.find(id);
+    if (it == actual.lines.end() || it->second != want.value().get<int>()) {
+      diff.push_back(id + ": expected at line " + want.value().dump() + ", got " +
+                     (it == actual.lines.end() ? std::string("no line")
+                                               : "line " + std::to_string(it->second)));
+    }
   }
   const json stage = expected.value("error_stage", json());
   if (!stage.is_null()) {
@@ -245,7 +259,8 @@ int main(int argc, char** argv) {
     json outcome = {{"verdict", spec.value("verdict", json())},
                     {"flags", spec.value("flags", json::array())},
                     {"warnings", spec.value("warnings", json::array())},
-                    {"error_stage", spec.value("error_stage", json())}};
+                    {"error_stage", spec.value("error_stage", json())},
+                    {"lines", spec.value("lines", json::object())}};
     accepted.push_back(outcome);
   }
   const int timeout = spec.value("timeout", 60);

@@ -354,13 +354,28 @@ void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
   const int key = controller->addCandidateText(entry(0).code, "paste");
   Evaluation e = *entry(0).evaluation;
   e.verdict = Verdict::Cheating;
-  e.flags.push_back(makeFlag("torch_compute_in_forward", "forward calls torch.softmax", 10));
+  e.flags.push_back(makeFlag("torch_compute_in_forward", "forward calls torch.softmax", 10,
+                             {{"aten_ops", {{"aten::_softmax.default", 2}}}, {"mode", "forward"}}));
   controller->workbench()->setEvaluation(key, e, "now");
   CandidatePane* pane = reopened_->candidatePane();
   QVERIFY(pane->editor()->flagLines().contains(10));
+  // A mark in the gutter, and hovering the line says in words what was flagged.
+  QVERIFY(pane->editor()->hasGutterMark(10));
+  QVERIFY(!pane->editor()->hasGutterMark(9));
+  const QString note = pane->editor()->flagNote(10);
+  QVERIFY2(note.startsWith("Cheating: torch_compute_in_forward (") &&
+               note.contains("PyTorch ops (x times): aten::_softmax.default x2"),
+           qPrintable(note));
   QTreeWidget* flags = reopened_->verificationPane()->flagsList();
   QTreeWidgetItem* item = flags->topLevelItem(flags->topLevelItemCount() - 1);
   QCOMPARE(item->text(2), QString("10"));
+  // The evidence reads as lines of words, not JSON.
+  QCOMPARE(item->childCount(), 2);
+  QCOMPARE(item->child(0)->text(3), QString("PyTorch ops (x times): aten::_softmax.default x2"));
+  QCOMPARE(item->child(1)->text(3), QString("mode: forward"));
+  // The severity column is wide enough for "warning", not cut to "warn...".
+  const QFontMetrics metrics(flags->font());
+  QVERIFY(flags->columnWidth(0) >= metrics.horizontalAdvance("warning"));
   emit flags->itemClicked(item, 0);
   int line = -1, index = -1;
   pane->editor()->getCursorPosition(&line, &index);

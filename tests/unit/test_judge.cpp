@@ -281,6 +281,28 @@ TEST(Judge, CheatFlagMeansCheatingEvenWhenCorrect) {
   EXPECT_EQ(*e.reward.total, 0.0);  // every preset gates on valid = syntax x functionality
 }
 
+TEST(Judge, RunTimeFlagsPointAtTheBusiestCandidateLine) {
+  auto o = honest();
+  o.candidateFacts["aten_ops"]["forward"] = {{"aten::_softmax", 3}, {"aten::mm", 1}};
+  o.candidateFacts["lines"]["forward"] = {{"40", 1}, {"31", 3}};
+  o.candidateFacts["foreign_calls"] = {{"numpy.matmul", 2}};
+  o.candidateFacts["lines"]["foreign_calls"] = {{"52", 2}, {"12", 2}};  // a tie: the first
+  auto e = judge(o, {});
+  const auto flagged = [&](const std::string& id) {
+    for (const Flag& f : e.flags)
+      if (f.id == id) return f;
+    return Flag{};
+  };
+  EXPECT_EQ(flagged("torch_compute_in_forward").line, 31);
+  EXPECT_EQ(flagged("torch_compute_in_forward").evidence["lines"]["40"], 1);
+  EXPECT_EQ(flagged("non_torch_compute").line, 12);
+  // Without the stage's lines (an older worker), the flags stand without one.
+  o.candidateFacts.erase("lines");
+  e = judge(o, {});
+  EXPECT_EQ(flagged("torch_compute_in_forward").id, "torch_compute_in_forward");
+  EXPECT_FALSE(flagged("torch_compute_in_forward").line.has_value());
+}
+
 TEST(Judge, DynamicDetectors) {
   struct Case {
     std::string flag;

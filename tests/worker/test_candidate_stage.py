@@ -396,6 +396,10 @@ def test_passthrough_counts_aten_compute(results):
     assert f["aten_ops"]["forward"].get("aten::add.Tensor") == TRIALS + 1  # trials + repeat
     assert f["aten_ops"]["eval"] == {"aten::add.Tensor": 1}
     assert f["launches"]["forward_total"] == 0 and f["launches"]["train"] == 0
+    # Where it happened: the candidate's line of the addition, for the flag to point at.
+    line = (HEADER + CANDIDATES["passthrough"]).splitlines().index("        return x + y") + 1
+    assert f["lines"]["forward"] == {str(line): TRIALS + 1}
+    assert f["lines"]["eval"] == {str(line): 1}
 
 
 def test_eval_mode_branch_is_seen_even_if_eval_is_overridden(results):

@@ -4,6 +4,7 @@
 #include <QClipboard>
 #include <QVBoxLayout>
 
+#include "core/verify/flag_text.h"
 #include "ui/workbench/candidates_model.h"
 
 namespace crucible::ui {
@@ -42,12 +43,18 @@ void CandidatePane::showCurrent() {
   const QSignalBlocker block(editor_);
   editor_->setText(c ? c->code : QString());
   QVector<int> cheats, warnings;
+  QMap<int, QString> notes;  // a line with several flags says all of them
   if (c && c->evaluation) {
     for (const Flag& f : c->evaluation->flags) {
-      if (f.line) (f.severity == Severity::Cheat ? cheats : warnings) << *f.line;
+      if (!f.line) continue;
+      (f.severity == Severity::Cheat ? cheats : warnings) << *f.line;
+      QString& note = notes[*f.line];
+      if (!note.isEmpty()) note += QStringLiteral("\n\n");
+      note += QString::fromStdString(flagHoverText(f));
     }
   }
   editor_->setFlagLines(cheats, warnings);
+  editor_->setFlagNotes(notes);
   updateTitle();
 }
 

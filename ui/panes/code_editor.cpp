@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QFontDatabase>
 #include <QKeyEvent>
+#include <QToolTip>
 
 namespace crucible::ui {
 
@@ -32,11 +33,32 @@ CodeEditor::CodeEditor(QWidget* parent) : QsciScintilla(parent) {
   setIndicatorForegroundColor(QColor(0xd9, 0x8a, 0x00), warningIndicator_);
   markerDefine(QsciScintilla::Background, changedMarker_);
   setMarkerBackgroundColor(QColor(0xff, 0xf1, 0xc2), changedMarker_);
+  // The gutter beside the line numbers: a dot on every flagged line, visible while scrolling.
+  setMarginType(1, QsciScintilla::SymbolMargin);
+  setMarginWidth(1, 14);
+  setMarginMarkerMask(1, (1 << cheatMarker_) | (1 << warningMarker_));
+  setMarginSensitivity(1, true);
+  markerDefine(QsciScintilla::Circle, cheatMarker_);
+  setMarkerBackgroundColor(QColor(0xd0, 0x21, 0x21), cheatMarker_);
+  setMarkerForegroundColor(QColor(0xd0, 0x21, 0x21), cheatMarker_);
+  markerDefine(QsciScintilla::Circle, warningMarker_);
+  setMarkerBackgroundColor(QColor(0xd9, 0x8a, 0x00), warningMarker_);
+  setMarkerForegroundColor(QColor(0xd9, 0x8a, 0x00), warningMarker_);
 
+  const auto clicked = [this](int line) {
+    if (flagLines_.contains(line + 1)) emit flagLineClicked(line + 1);
+  };
   connect(this, &QsciScintilla::indicatorClicked, this,
-          [this](int line, int, Qt::KeyboardModifiers) {
-            if (flagLines_.contains(line + 1)) emit flagLineClicked(line + 1);
+          [clicked](int line, int, Qt::KeyboardModifiers) { clicked(line); });
+  connect(this, &QsciScintilla::marginClicked, this,
+          [clicked](int margin, int line, Qt::KeyboardModifiers) {
+            if (margin == 1) clicked(line);
           });
+  // Hovering a flagged line (its code or its gutter mark) says what the flag means.
+  SendScintilla(SCI_SETMOUSEDWELLTIME, 400);
+  connect(this, &QsciScintillaBase::SCN_DWELLSTART, this,
+          [this](int, int x, int y) { showNoteAt(x, y); });
+  connect(this, &QsciScintillaBase::SCN_DWELLEND, this, [] { QToolTip::hideText(); });
 }
 
 bool CodeEditor::event(QEvent* event) {
@@ -57,6 +79,8 @@ void CodeEditor::setFlagLines(const QVector<int>& cheatLines, const QVector<int>
   clearIndicatorRange(0, 0, last, lineLength(last), cheatIndicator_);
   clearIndicatorRange(0, 0, last, lineLength(last), warningIndicator_);
   flagLines_.clear();
+  markerDeleteAll(cheatMarker_);
+  markerDeleteAll(warningMarker_);
   auto mark = [&](const QVector<int>& list, int indicator) {
     for (int line : list) {
       const int l = line - 1;
@@ -65,11 +89,25 @@ void CodeEditor::setFlagLines(const QVector<int>& cheatLines, const QVector<int>
       int start = 0;  // under the code, not its indentation
       while (start < textOfLine.size() && textOfLine[start].isSpace()) ++start;
       fillIndicatorRange(l, start, l, qMax(start + 1, lineLength(l) - 1), indicator);
+      markerAdd(l, indicator == cheatIndicator_ ? cheatMarker_ : warningMarker_);
       flagLines_ << line;
     }
   };
   mark(cheatLines, cheatIndicator_);
   mark(warningLines, warningIndicator_);
+}
+
+bool CodeEditor::hasGutterMark(int line) const {
+  const unsigned mask = markersAtLine(line - 1);
+  return (mask & ((1U << cheatMarker_) | (1U << warningMarker_))) != 0;
+}
+
+void CodeEditor::showNoteAt(int x, int y) {
+  // The nearest position, not the exact one: the gutter holds no text position of its own.
+  const long position = SendScintilla(SCI_POSITIONFROMPOINT, x, y);
+  const int line = static_cast<int>(SendScintilla(SCI_LINEFROMPOSITION, position)) + 1;
+  const QString note = notes_.value(line);
+  if (!note.isEmpty()) QToolTip::showText(viewport()->mapToGlobal(QPoint(x, y)), note, this);
 }
 
 void CodeEditor::setChangedLines(const QVector<int>& changed) {

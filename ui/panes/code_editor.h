@@ -1,9 +1,11 @@
 #pragma once
 // A Python editor (QScintilla): line numbers, the Python lexer, flags as squiggles under their
-// lines, and whole-line highlights for a diff. Clicking a squiggle reports its line.
+// lines with a mark in the gutter and, on hover, what the flag means, and whole-line highlights
+// for a diff. Clicking a squiggle or a gutter mark reports its line.
 
 #include <Qsci/qsciscintilla.h>
 
+#include <QMap>
 #include <QVector>
 
 namespace crucible::ui {
@@ -17,6 +19,11 @@ class CodeEditor : public QsciScintilla {
   void setFlagLines(const QVector<int>& cheatLines, const QVector<int>& warningLines);
   /// Lines (1-based) with a squiggle now.
   QVector<int> flagLines() const { return flagLines_; }
+  /// What hovering a flagged 1-based line shows (plain words); replaces the old notes.
+  void setFlagNotes(const QMap<int, QString>& notes) { notes_ = notes; }
+  QString flagNote(int line) const { return notes_.value(line); }
+  /// Whether the gutter marks this 1-based line as flagged (cheat or warning).
+  bool hasGutterMark(int line) const;
   /// Whole-line background on these 0-based lines; replaces the old.
   void setChangedLines(const QVector<int>& lines);
   /// Moves the cursor to a 1-based line and shows it.
@@ -31,8 +38,12 @@ class CodeEditor : public QsciScintilla {
   bool event(QEvent* event) override;
 
  private:
+  void showNoteAt(int x, int y);
+
   QVector<int> flagLines_;
+  QMap<int, QString> notes_;
   int cheatIndicator_ = 8, warningIndicator_ = 9, changedMarker_ = 1;
+  int cheatMarker_ = 2, warningMarker_ = 3;
 };
 
 }  // namespace crucible::ui

@@ -1,9 +1,11 @@
 #include "ui/panes/verification_pane.h"
 
+#include <QHeaderView>
 #include <QScrollArea>
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/verify/flag_text.h"
 #include "core/verify/report_text.h"
 #include "ui/workbench/verdict_style.h"
 
@@ -30,14 +32,15 @@ QString bannerOf(const std::optional<Evaluation>& e) {
   return {};
 }
 
-void addEvidence(QTreeWidgetItem* parent, const nlohmann::json& evidence) {
-  if (!evidence.is_object()) return;
-  for (const auto& [key, value] : evidence.items()) {
-    std::string text = value.dump();
-    if (text.size() > 400) text = text.substr(0, 400) + "…";
-    auto* item = new QTreeWidgetItem(
-        parent, {QString(), QString::fromStdString(key), QString(), QString::fromStdString(text)});
-    item->setToolTip(3, QString::fromStdString(value.dump(2)).left(4000));
+// The evidence in plain words, a line per entry under the flag (nested entries stay with their
+// heading); the whole of it is every row's tooltip.
+void addEvidence(QTreeWidgetItem* parent, const Flag& flag) {
+  const QString text = QString::fromStdString(evidenceText(flag.evidence));
+  if (text.isEmpty()) return;
+  const QString hover = QString::fromStdString(flagHoverText(flag));
+  for (const QString& line : text.split('\n')) {
+    auto* item = new QTreeWidgetItem(parent, {QString(), QString(), QString(), line});
+    item->setToolTip(3, hover);
   }
 }
 }  // namespace
@@ -58,9 +61,11 @@ VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* s
   reward_ = new RewardChart;
   flags_ = new QTreeWidget;
   flags_->setHeaderLabels({tr("Severity"), tr("Flag"), tr("Line"), tr("Message / evidence")});
-  flags_->setColumnWidth(0, 70);
-  flags_->setColumnWidth(1, 170);
-  flags_->setColumnWidth(2, 40);
+  // The short columns fit their contents ("warning", the longest flag id); the message takes
+  // the rest.
+  flags_->header()->setStretchLastSection(true);
+  for (int column = 0; column < 3; ++column)
+    flags_->header()->setSectionResizeMode(column, QHeaderView::ResizeToContents);
   // Long messages are elided (their full text is the tooltip) rather than scrolled sideways.
   flags_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   error_ = new ErrorPicture;
@@ -87,6 +92,8 @@ VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* s
   });
   connect(controller_->workbench(), &Workbench::candidatesReset, this,
           &VerificationPane::showCurrent);
+  connect(flags_, &QTreeWidget::itemExpanded, this, &VerificationPane::fitFlagsHeight);
+  connect(flags_, &QTreeWidget::itemCollapsed, this, &VerificationPane::fitFlagsHeight);
   // The banner of a candidate without a verdict says whether it is being verified now.
   connect(status_, &RunStatus::changed, this, &VerificationPane::showBanner);
   connect(flags_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
@@ -151,13 +158,24 @@ void VerificationPane::showCurrent() {
     item->setData(0, kLineRole, f.line.value_or(0));
     item->setForeground(
         0, f.severity == Severity::Cheat ? QColor(0xc5, 0x22, 0x1f) : QColor(0xb0, 0x70, 0x00));
-    item->setToolTip(3, QString::fromStdString(f.message));
-    addEvidence(item, f.evidence);
+    const QString hover = QString::fromStdString(flagHoverText(f));
+    for (int column = 0; column < 4; ++column) item->setToolTip(column, hover);
+    addEvidence(item, f);
   }
   if (e->flags.empty()) new QTreeWidgetItem(flags_, {QString(), tr("none")});
-  // As tall as its rows, up to a limit: "none" needs one line, not a box.
-  flags_->setFixedHeight(std::min(200, 36 + 22 * flags_->topLevelItemCount()));
+  // As tall as its rows (evidence folded), up to a limit: "none" needs one line, not a box.
+  fitFlagsHeight();
   error_->setEvaluation(&*e);
+}
+
+void VerificationPane::fitFlagsHeight() {
+  int rows = 0;
+  for (int i = 0; i < flags_->topLevelItemCount(); ++i) {
+    const QTreeWidgetItem* item = flags_->topLevelItem(i);
+    rows += 1 + (item->isExpanded() ? item->childCount() : 0);
+  }
+  const int row = std::max(18, flags_->sizeHintForRow(0));
+  flags_->setFixedHeight(std::min(480, flags_->header()->height() + 8 + row * rows));
 }
 
 void VerificationPane::showBanner() {

@@ -35,6 +35,7 @@ class VerificationPane : public QWidget {
  private:
   void showCurrent();
   void showBanner();
+  void fitFlagsHeight();
 
   WorkbenchController* controller_;
   RunStatus* status_;

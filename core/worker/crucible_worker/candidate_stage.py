@@ -175,6 +175,8 @@ class CandidateStage:
         # totals over the train-mode forward calls (trials, alt, repeat) and the eval call
         self._forward_ops = {}
         self._eval_ops = {}
+        # The candidate's lines where they happened, for the flags about them: line -> count.
+        self._lines = {"forward": {}, "eval": {}, "scalar_reads": {}, "foreign_calls": {}}
         self._foreign = {}
         # opencl: the shim's bounds-checked switch and its report list, bound before any
         # candidate code runs (docs/TCL.md, "Bounds-checked mode")
@@ -404,6 +406,8 @@ class CandidateStage:
         facts["aten_ops"] = {"forward": dict(sorted(self._forward_ops.items())),
                              "eval": dict(sorted(self._eval_ops.items()))}
         facts["foreign_calls"] = dict(sorted(self._foreign.items()))
+        facts["lines"] = {kind: {str(line): n for line, n in sorted(counts.items())}
+                          for kind, counts in self._lines.items()}
 
     def _guarded(self, value, stage, poison=True, timer=None, clone=True):
         """One forward call under every guard, on a fresh copy of `value` unless `clone` is off.
@@ -456,6 +460,10 @@ class CandidateStage:
             if stage != "timing":  # timed calls are in the recorder's facts
                 self.facts["scalar_reads"] += aten.scalar_reads
                 self.facts["casts"]["downcasts"] += aten.downcasts
+                _add_lines(self._lines["eval" if stage == "eval" else "forward"],
+                           aten.compute_lines)
+                _add_lines(self._lines["scalar_reads"], aten.scalar_read_lines)
+                _add_lines(self._lines["foreign_calls"], profiler.lines)
             for name, n in profiler.calls.items():
                 self._foreign[name] = self._foreign.get(name, 0) + n
         return r
@@ -722,11 +730,17 @@ class CandidateStage:
 # helpers
 
 
+def _add_lines(totals, counts):
+    for line, n in counts.items():
+        totals[line] = totals.get(line, 0) + n
+
+
 class _Unwatched:
     """Stands in for the dispatch mode and the foreign-call profiler in the timed calls."""
 
     compute = {}
     calls = {}
+    compute_lines = scalar_read_lines = lines = {}
     scalar_reads = 0
     downcasts = 0
 

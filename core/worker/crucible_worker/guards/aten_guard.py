@@ -32,6 +32,10 @@ class AtenGuard(TorchDispatchMode):
         self.scalar_reads = 0
         self.downcasts = 0
         self.poisoned = 0
+        # The candidate's lines the compute ops and scalar reads came from (its innermost frame
+        # on the stack when the op ran): where a flag about them points.
+        self.compute_lines = collections.Counter()
+        self.scalar_read_lines = collections.Counter()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -62,13 +66,22 @@ class AtenGuard(TorchDispatchMode):
         self.by_class[kind] += 1
         if kind == "compute":
             self.compute[op_name(func)] += 1
+            self._count_line(self.compute_lines)
         elif kind == "scalar_read":
             self.scalar_reads += 1
+            self._count_line(self.scalar_read_lines)
         elif kind == "copy":
             self._check_cast(base, args, kwargs, out)
         if self.poison and base in POISONED_OPS and isinstance(out, torch.Tensor):
             value_pack.poison_(out)
             self.poisoned += 1
+
+    def _count_line(self, lines):
+        if self.code_map is None:
+            return
+        line = self.code_map.candidate_line(sys._getframe(2))
+        if line is not None:
+            lines[line] += 1
 
     def _check_cast(self, base, args, kwargs, out):
         if base in ("_to_copy", "to"):

@@ -48,6 +48,7 @@ class ForeignCallProfiler:
         self.launches = launches
         self.auditor = auditor
         self.calls = collections.Counter()
+        self.lines = collections.Counter()  # the candidate's lines the calls were made from
         self._active = False
         self._previous = None
         self._pending = None   # (code, instruction, name) of a numpy dispatcher just counted
@@ -118,6 +119,9 @@ class ForeignCallProfiler:
             if event == "call" and _is_dispatcher(frame):
                 self._pending = site
             self.calls[name] += 1
+            line = self.code_map.candidate_line(caller)
+            if line is not None:
+                self.lines[line] += 1
         except Exception:
             pass
 
