@@ -346,7 +346,29 @@ Reward RewardPreset::evaluate(const RewardInputs& inputs) const {
                                   " must be 0 or 1, got " + formatNumber(value));
     }
   }
-  return compiled_->evaluate(inputs);
+  Reward reward = compiled_->evaluate(inputs);
+  reward.inputs = inputs;
+  return reward;
+}
+
+const std::vector<std::string>& rewardInputNames() {
+  static const std::vector<std::string> names(kVariables.begin(), kVariables.end());
+  return names;
+}
+
+std::vector<std::pair<std::string, double>> rewardInputValues(const RewardInputs& inputs) {
+  const auto values = inputValues(inputs);
+  std::vector<std::pair<std::string, double>> named;
+  for (std::size_t i = 0; i < kVariables.size(); ++i)
+    named.emplace_back(std::string(kVariables[i]), values[i]);
+  return named;
+}
+
+std::optional<Reward> rescoreReward(const Reward& reward, const RewardPreset& preset) {
+  if (!reward.inputs) return std::nullopt;
+  Reward again = preset.evaluate(*reward.inputs);
+  if (!reward.total) again.total.reset();
+  return again;
 }
 
 const std::vector<RewardPreset>& builtinRewardPresets() {
@@ -382,9 +404,11 @@ const RewardPreset* findRewardPreset(std::string_view name) {
 // JSON: {"preset": "tritonrl", "total": 1.2 | null,
 //        "components": {"valid": 1, "r_correct": 1, "r_speed": 2},
 //        "order": ["valid", "r_correct", "r_speed"],
-//        "parts": {"code": ["r_correct"], "plan": ["r_speed"]}}
+//        "parts": {"code": ["r_correct"], "plan": ["r_speed"]},
+//        "inputs": {"syntax": 1, "functionality": 1, "compiled": 1, "correct": 1, "speedup": 2.3}}
 // `components` is keyed by name for consumers; `order` keeps the preset's order (JSON objects do
-// not) and `parts` says which token subset each hierarchical component credits.
+// not) and `parts` says which token subset each hierarchical component credits; `inputs` (when
+// kept) are what the components were computed from.
 void to_json(json& j, const Reward& reward) {
   json components = json::object();
   json order = json::array();
@@ -399,6 +423,11 @@ void to_json(json& j, const Reward& reward) {
            {"components", std::move(components)},
            {"order", std::move(order)},
            {"parts", std::move(parts)}};
+  if (reward.inputs) {
+    json inputs = json::object();
+    for (const auto& [name, value] : rewardInputValues(*reward.inputs)) inputs[name] = value;
+    j["inputs"] = std::move(inputs);
+  }
 }
 
 void from_json(const json& j, Reward& reward) {
@@ -457,6 +486,19 @@ void from_json(const json& j, Reward& reward) {
         it->part = part;
       }
     }
+  }
+  if (j.contains("inputs") && !j["inputs"].is_null()) {
+    const json& inputs = j["inputs"];
+    if (!inputs.is_object()) fail("'inputs' must be an object of numbers");
+    std::array<double, kVariables.size()> values{};
+    for (std::size_t i = 0; i < kVariables.size(); ++i) {
+      const std::string name(kVariables[i]);
+      if (!inputs.contains(name) || !inputs[name].is_number()) {
+        fail("input " + inQuotes(name) + " must be a number");
+      }
+      values[i] = inputs[name].get<double>();
+    }
+    result.inputs = RewardInputs{values[0], values[1], values[2], values[3], values[4]};
   }
   reward = std::move(result);
 }

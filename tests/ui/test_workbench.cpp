@@ -154,6 +154,35 @@ void WorkbenchTest::verifiesTheCandidate() {
       window_->candidatesPane()->model()->index(0, CandidatesModel::Verdict);
   QCOMPARE(verdict.data().toString(), QString("verified"));
   QTRY_VERIFY(window_->controller()->savedSessionId() > 0);
+  // The reward shows its formula with this candidate's numbers.
+  const QString formula = window_->verificationPane()->rewardFormulaText();
+  QVERIFY2(
+      formula.contains("scored with <b>tritonrl</b>: total = alpha * r_speed + r_correct = 0.1 * "),
+      qPrintable(formula));
+  QVERIFY2(formula.contains("valid = syntax * functionality = 1 * 1 = <b>1</b>"),
+           qPrintable(formula));
+  QVERIFY(formula.contains("(credits the plan tokens)"));
+
+  // Another preset in Settings scores every stored candidate again, and the column says which.
+  CandidatesModel* model = window_->candidatesPane()->model();
+  AppSettings settings = window_->controller()->settings();
+  const QString before = settings.rewardPreset;
+  settings.rewardPreset = "kevin";
+  window_->controller()->setSettings(settings);
+  QCOMPARE(model->headerData(CandidatesModel::Reward, Qt::Horizontal, Qt::DisplayRole).toString(),
+           QString("Reward (kevin)"));
+  QVERIFY(e.reward.inputs.has_value());
+  const double kevin = 0.3 + e.reward.inputs->speedup;
+  QCOMPARE(model->index(0, CandidatesModel::Reward).data().toString(),
+           QString::number(kevin, 'g', 3));
+  const QString rescored = window_->verificationPane()->rewardFormulaText();
+  QVERIFY2(rescored.contains("scored with <b>kevin</b>") &&
+               rescored.contains("verified under tritonrl; scored again from its inputs"),
+           qPrintable(rescored));
+  settings.rewardPreset = before;
+  window_->controller()->setSettings(settings);
+  QCOMPARE(model->headerData(CandidatesModel::Reward, Qt::Horizontal, Qt::DisplayRole).toString(),
+           QString("Reward (tritonrl)"));
 }
 
 void WorkbenchTest::stopEndsARun() {
@@ -359,6 +388,12 @@ void WorkbenchTest::flagLineAndSquiggleShowEachOther() {
   controller->workbench()->setEvaluation(key, e, "now");
   CandidatePane* pane = reopened_->candidatePane();
   QVERIFY(pane->editor()->flagLines().contains(10));
+  // A cheat's measured speedup is not shown as its speed.
+  const int row = controller->workbench()->rowOf(key);
+  QCOMPARE(
+      reopened_->candidatesPane()->model()->index(row, CandidatesModel::Speedup).data().toString(),
+      QString("not credited"));
+  QVERIFY(reopened_->verificationPane()->timingText().contains("not credited (cheating; measured"));
   // A mark in the gutter, and hovering the line says in words what was flagged.
   QVERIFY(pane->editor()->hasGutterMark(10));
   QVERIFY(!pane->editor()->hasGutterMark(9));

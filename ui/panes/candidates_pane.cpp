@@ -8,6 +8,9 @@ namespace crucible::ui {
 CandidatesPane::CandidatesPane(WorkbenchController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
   model_ = new CandidatesModel(controller_->workbench(), this);
+  model_->setRewardPreset(controller_->settings().rewardPreset);
+  connect(controller_, &WorkbenchController::settingsChanged, this,
+          [this] { model_->setRewardPreset(controller_->settings().rewardPreset); });
   view_ = new QTableView;
   view_->setModel(model_);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ui/workbench/reward_view.h"
+
 namespace crucible::ui {
 
 RewardChart::RewardChart(QWidget* parent) : QChartView(parent) {
@@ -45,7 +47,7 @@ void RewardChart::setReward(const Reward* reward) {
     const auto& component = reward->components[i];
     const std::string part = component.part.empty() ? "reward" : component.part;
     if (!sets.count(part)) {
-      sets[part] = new QBarSet(QString::fromStdString(part));
+      sets[part] = new QBarSet(rewardPartLabel(component.part));
       for (qsizetype k = 0; k < categories.size(); ++k) sets[part]->append(0);
     }
     sets[part]->replace(categories.size() - 1 - static_cast<qsizetype>(i), component.value);

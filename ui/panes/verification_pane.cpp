@@ -7,6 +7,8 @@
 
 #include "core/verify/flag_text.h"
 #include "core/verify/report_text.h"
+#include "core/verify/reward_formula.h"
+#include "ui/workbench/reward_view.h"
 #include "ui/workbench/verdict_style.h"
 
 namespace crucible::ui {
@@ -43,6 +45,36 @@ void addEvidence(QTreeWidgetItem* parent, const Flag& flag) {
     item->setToolTip(3, hover);
   }
 }
+// The preset's formulas with this candidate's numbers in them, and which preset it is.
+QString formulaHtml(const Reward& stored, const Reward& shown) {
+  QString html;
+  const RewardPreset* preset = findRewardPreset(shown.preset);
+  if (preset == nullptr) return html;
+  const auto lines = rewardFormula(*preset, shown);
+  const auto row = [](const RewardFormulaLine& line) {
+    QString text = QString::fromStdString(line.name + " = " + line.expression).toHtmlEscaped();
+    if (!line.substituted.empty() && line.substituted != line.expression)
+      text += QStringLiteral(" = ") + QString::fromStdString(line.substituted).toHtmlEscaped();
+    if (!line.value.empty()) text += QStringLiteral(" = <b>%1</b>").arg(line.value.c_str());
+    return text;
+  };
+  html += QObject::tr("<b>Reward</b> scored with <b>%1</b>: %2")
+              .arg(QString::fromStdString(shown.preset).toHtmlEscaped(), row(lines.back()));
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    html += QStringLiteral("<br>&nbsp;&nbsp;") + row(lines[i]);
+    if (!lines[i].part.empty())
+      html += QObject::tr(" <i>(credits the %1 tokens)</i>").arg(lines[i].part.c_str());
+  }
+  if (stored.preset != shown.preset) {
+    html += QObject::tr("<br><i>verified under %1; scored again from its inputs</i>")
+                .arg(QString::fromStdString(stored.preset).toHtmlEscaped());
+  } else if (!shown.inputs) {
+    html +=
+        QObject::tr("<br><i>its inputs were not kept (an older evaluation): it stays under %1</i>")
+            .arg(QString::fromStdString(shown.preset).toHtmlEscaped());
+  }
+  return html;
+}
 }  // namespace
 
 VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* status,
@@ -59,6 +91,9 @@ VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* s
   timing_->setWordWrap(true);
   timing_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   reward_ = new RewardChart;
+  rewardFormula_ = new QLabel;
+  rewardFormula_->setWordWrap(true);
+  rewardFormula_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   flags_ = new QTreeWidget;
   flags_->setHeaderLabels({tr("Severity"), tr("Flag"), tr("Line"), tr("Message / evidence")});
   // The short columns fit their contents ("warning", the longest flag id); the message takes
@@ -75,6 +110,7 @@ VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* s
   layout->addWidget(banner_);
   layout->addWidget(timing_);
   layout->addWidget(reward_);
+  layout->addWidget(rewardFormula_);
   layout->addWidget(new QLabel(tr("<b>Flags</b>")));
   layout->addWidget(flags_);
   layout->addWidget(error_);
@@ -92,6 +128,7 @@ VerificationPane::VerificationPane(WorkbenchController* controller, RunStatus* s
   });
   connect(controller_->workbench(), &Workbench::candidatesReset, this,
           &VerificationPane::showCurrent);
+  connect(controller_, &WorkbenchController::settingsChanged, this, &VerificationPane::showCurrent);
   connect(flags_, &QTreeWidget::itemExpanded, this, &VerificationPane::fitFlagsHeight);
   connect(flags_, &QTreeWidget::itemCollapsed, this, &VerificationPane::fitFlagsHeight);
   // The banner of a candidate without a verdict says whether it is being verified now.
@@ -112,6 +149,7 @@ void VerificationPane::showCurrent() {
   if (!e) {
     timing_->setText(QString());
     reward_->setReward(nullptr);
+    rewardFormula_->clear();
     error_->setEvaluation(nullptr);
     return;
   }
@@ -149,7 +187,10 @@ void VerificationPane::showCurrent() {
                  QString::fromStdString(e->error->message).toHtmlEscaped());
   }
   timing_->setText(timing);
-  reward_->setReward(&e->reward);
+  // Under the preset chosen in Settings, whichever the candidate was verified with.
+  shownReward_ = rewardUnder(e->reward, controller_->settings().rewardPreset);
+  reward_->setReward(&shownReward_);
+  rewardFormula_->setText(formulaHtml(e->reward, shownReward_));
   for (const Flag& f : e->flags) {
     auto* item = new QTreeWidgetItem(
         flags_,

@@ -22,6 +22,7 @@ class VerificationPane : public QWidget {
   QString bannerText() const { return banner_->text(); }
   QString timingText() const { return timing_->text(); }
   RewardChart* rewardChart() const { return reward_; }
+  QString rewardFormulaText() const { return rewardFormula_->text(); }
   QTreeWidget* flagsList() const { return flags_; }
   ErrorPicture* errorPicture() const { return error_; }
 
@@ -42,6 +43,8 @@ class VerificationPane : public QWidget {
   QLabel* banner_;
   QLabel* timing_;
   RewardChart* reward_;
+  QLabel* rewardFormula_;
+  Reward shownReward_;
   QTreeWidget* flags_;
   ErrorPicture* error_;
 };

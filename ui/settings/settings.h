@@ -20,6 +20,7 @@ struct AppSettings {
   QStringList endpoints;  // OpenAI-compatible base URLs, for generation
   QString databasePath;   // "" = core's default (XDG data folder)
 
+  bool operator==(const AppSettings&) const = default;
   static AppSettings load();
   void save() const;
 

@@ -1,5 +1,7 @@
 #include "ui/workbench/candidates_model.h"
 
+#include "core/verify/report_text.h"
+#include "ui/workbench/reward_view.h"
 #include "ui/workbench/verdict_style.h"
 
 namespace crucible::ui {
@@ -44,6 +46,13 @@ void CandidatesModel::setRunningKey(int key) {
   }
 }
 
+void CandidatesModel::setRewardPreset(const QString& preset) {
+  if (preset == rewardPreset_) return;
+  rewardPreset_ = preset;
+  emit headerDataChanged(Qt::Horizontal, Reward, Reward);
+  if (rowCount() > 0) emit dataChanged(index(0, Reward), index(rowCount() - 1, Reward));
+}
+
 QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= workbench_->candidates().size()) return {};
   const CandidateEntry& c = workbench_->candidates()[index.row()];
@@ -51,6 +60,9 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
   if (role == KeyRole) return c.key;
   if (role == Qt::DecorationRole && index.column() == Verdict) return verdictIcon(e);
   if (role == Qt::ToolTipRole && index.column() == Origin) return c.path;
+  if (role == Qt::ToolTipRole && index.column() == Speedup && e && e->verdict == Verdict::Cheating)
+    return tr("Measured %1, not credited: the candidate cheated")
+        .arg(QString::fromStdString(speedupSummary(*e)));
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Number:
@@ -64,7 +76,7 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
     case Speedup:
       return e ? speedupText(*e, false) : QString();
     case Reward:
-      return e && e->reward.total ? QString::number(*e->reward.total, 'g', 4) : QString();
+      return e ? rewardCellText(rewardUnder(e->reward, rewardPreset_), rewardPreset_) : QString();
     case Time:
       return e ? millisecondsText(e->timing.candidateMs) : QString();
     default:
@@ -74,6 +86,7 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
 
 QVariant CandidatesModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (section == Reward && !rewardPreset_.isEmpty()) return tr("Reward (%1)").arg(rewardPreset_);
   static const char* names[] = {"#",       "Origin / model", "Verdict", "Correct",
                                 "Speedup", "Reward",         "Time"};
   return section < ColumnCount ? tr(names[section]) : QVariant();

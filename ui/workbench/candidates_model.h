@@ -22,10 +22,14 @@ class CandidatesModel : public QAbstractTableModel {
 
   /// Marks the candidate being verified (its verdict cell says so).
   void setRunningKey(int key);
+  /// The preset the Reward column scores every candidate with (its header names it).
+  void setRewardPreset(const QString& preset);
+  const QString& rewardPreset() const { return rewardPreset_; }
 
  private:
   Workbench* workbench_;
   int runningKey_ = -1;
+  QString rewardPreset_;
 };
 
 /// "#3 edit of #1", "example", "model-name" for display.

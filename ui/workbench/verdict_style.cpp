@@ -1,5 +1,6 @@
 #include "ui/workbench/verdict_style.h"
 
+#include <QObject>
 #include <QPainter>
 #include <QPixmap>
 
@@ -47,6 +48,12 @@ QString speedupText(const std::optional<double>& speedup) {
 }
 
 QString speedupText(const Evaluation& e, bool withRange) {
+  // A cheat's measured speedup is not its speed: no number that could be read as one.
+  if (e.verdict == Verdict::Cheating && e.speedup) {
+    return withRange ? QObject::tr("not credited (cheating; measured %1)")
+                           .arg(QString::fromStdString(speedupSummary(e)))
+                     : QObject::tr("not credited");
+  }
   if (withRange) return QString::fromStdString(speedupSummary(e));
   if (e.speedup && e.speedupSpread && e.speedupSpread->noisy) {
     return QStringLiteral("noisy %1-%2x")

@@ -15,7 +15,8 @@ QIcon verdictIcon(const std::optional<Evaluation>& evaluation);
 QString speedupText(const std::optional<double>& speedup);
 /// An evaluation's speedup as far as its samples support it: with its range
 /// ("1.82x (1.61-2.05x)"), or in a table cell only the median unless the range is too wide to
-/// tell ("noisy 0.7-3.1x").
+/// tell ("noisy 0.7-3.1x"). A cheating candidate's is "not credited" (with the measurement
+/// beside it when `withRange`).
 QString speedupText(const Evaluation& evaluation, bool withRange);
 QString millisecondsText(const std::optional<double>& ms);
 

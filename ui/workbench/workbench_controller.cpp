@@ -92,9 +92,11 @@ WorkbenchController::~WorkbenchController() {
 }
 
 void WorkbenchController::setSettings(const AppSettings& settings) {
+  const bool changed = !(settings == settings_);
   settings_ = settings;
   // core finds the worker's interpreter through CRUCIBLE_PYTHON.
   if (!settings.pythonPath.isEmpty()) qputenv("CRUCIBLE_PYTHON", settings.pythonPath.toUtf8());
+  if (changed) emit settingsChanged();
 }
 
 void WorkbenchController::openFile(const QString& path) {

@@ -92,6 +92,7 @@ class WorkbenchController : public QObject {
   void sessionReopened(qint64 sessionId);
   void exported(const QStringList& files, bool unverified);
   void databaseChanged(const QString& path);
+  void settingsChanged();
 
  private:
   void saveCandidate(int key);
