@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -217,6 +218,14 @@ void WorkbenchTest::editMakesANewCandidateAndShowsTheError() {
   QVERIFY2(picture->statisticsText().contains("elements mismatch"),
            qPrintable(picture->statisticsText()));
   QVERIFY(picture->hasMap());
+  // Errors with the digits a reader compares; the histogram's decades readable in full; the
+  // map says what its axes and colours mean.
+  QVERIFY2(!picture->statisticsText().contains(QRegularExpression("\\d\\.\\d{5,}")),
+           qPrintable(picture->statisticsText()));
+  QTRY_VERIFY(picture->isVisible() && picture->width() > 200);
+  QVERIFY(!picture->labelsTruncated());
+  QVERIFY2(picture->scaleText().contains("share of its elements that mismatch"),
+           qPrintable(picture->scaleText()));
   const FailingOutput failing = firstFailingOutput(*entry(1).evaluation);
   QCOMPARE(failing.trial, 0);
   QVERIFY(failing.tensor.contains("error_histogram"));

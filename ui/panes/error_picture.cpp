@@ -1,6 +1,7 @@
 #include "ui/panes/error_picture.h"
 
 #include <QImage>
+#include <QPainter>
 #include <QPixmap>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
@@ -38,13 +39,49 @@ ErrorPicture::ErrorPicture(QWidget* parent) : QWidget(parent) {
       tr("Where the output mismatches: rows x last dimension, red = all elements "
          "of the cell mismatch"));
   map_->setAlignment(Qt::AlignCenter);
+  scale_ = new QLabel;
+  scale_->setAlignment(Qt::AlignCenter);
+  scaleText_ = new QLabel;
+  scaleText_->setWordWrap(true);
   // One above the other: the pane is narrow and scrolls.
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(stats_);
   layout->addWidget(histogram_);
   layout->addWidget(map_);
+  layout->addWidget(scale_);
+  layout->addWidget(scaleText_);
   hide();
+}
+
+QPixmap ErrorPicture::mismatchScale() const {
+  // The map's colours from none to all elements mismatching, with the shares at the ends.
+  const int width = 160, bar = 10, text = fontMetrics().height();
+  QPixmap pixmap(width + 80, bar + text + 2);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setFont(font());
+  const int left = 40;
+  painter.fillRect(QRect(left - 12, 0, 10, bar), QColor(235, 245, 235));
+  for (int x = 0; x < width; ++x) {
+    const double f = (x + 1) / static_cast<double>(width);
+    const int fade = static_cast<int>(255 * (1 - f));
+    painter.fillRect(QRect(left + x, 0, 1, bar), QColor(255, fade, fade));
+  }
+  painter.setPen(palette().color(QPalette::WindowText));
+  painter.drawText(QRect(0, bar + 1, left + 20, text), Qt::AlignRight, tr("none"));
+  painter.drawText(QRect(left + width / 2 - 20, bar + 1, 40, text), Qt::AlignCenter, "50%");
+  painter.drawText(QRect(left + width - 30, bar + 1, 70, text), Qt::AlignLeft, "100%");
+  return pixmap;
+}
+
+bool ErrorPicture::labelsTruncated() const {
+  const QChart* chart = histogram_->chart();
+  if (chart == nullptr) return false;
+  for (const QAbstractAxis* axis : chart->axes()) {
+    if (axis->labelsTruncated()) return true;
+  }
+  return false;
 }
 
 void ErrorPicture::setEvaluation(const Evaluation* evaluation) {
@@ -69,8 +106,11 @@ void ErrorPicture::setEvaluation(const Evaluation* evaluation) {
     show();
     return;
   }
+  // Counts in full, errors with the three digits a reader compares (not sixteen).
   auto number = [&](const char* key) {
-    return QString::fromStdString(t.value(key, json(0)).dump());
+    const json value = t.value(key, json(0));
+    if (value.is_number_float()) return QString::number(value.get<double>(), 'g', 3);
+    return QString::fromStdString(value.dump());
   };
   stats_->setText(
       tr("<b>Trial %1, output %2</b> (%3, got %4): %5 of %6 elements mismatch; first at flat "
@@ -107,12 +147,15 @@ void ErrorPicture::setEvaluation(const Evaluation* evaluation) {
     chart->addSeries(series);
     auto* decades = new QBarCategoryAxis;
     decades->append(labels);
+    decades->setTruncateLabels(false);  // "1e-3" in full, never "..."
+    decades->setTitleText(tr("|error|"));
     auto* elements = new QValueAxis;
     elements->setLabelFormat("%d");
     elements->setTickCount(3);
     double most = 1;
     for (const auto& c : counts) most = std::max(most, c.get<double>());
     elements->setRange(0, most);
+    elements->setTitleText(tr("elements"));
     chart->addAxis(decades, Qt::AlignLeft);
     chart->addAxis(elements, Qt::AlignBottom);
     series->attachAxis(decades);
@@ -135,8 +178,22 @@ void ErrorPicture::setEvaluation(const Evaluation* evaluation) {
       const int side = 160;
       map_->setPixmap(QPixmap::fromImage(
           image.scaled(side, side, Qt::KeepAspectRatio, Qt::FastTransformation)));
+      scale_->setPixmap(mismatchScale());
+      const qint64 tensorRows = m.value("rows", 0), tensorCols = m.value("cols", 0);
+      scaleText_->setText(
+          tr("Where it mismatches: %1 rows (top to bottom) x %2 along the last dimension (left "
+             "to right), in %3 x %4 cells of about %5 x %6 elements; a cell's colour is the "
+             "share of its elements that mismatch, green none.")
+              .arg(tensorRows)
+              .arg(tensorCols)
+              .arg(rows)
+              .arg(cols)
+              .arg(std::max<qint64>(1, tensorRows / rows))
+              .arg(std::max<qint64>(1, tensorCols / cols)));
     }
   }
+  scale_->setVisible(hasMap());
+  scaleText_->setVisible(hasMap());
   show();
 }
 

@@ -27,11 +27,18 @@ class ErrorPicture : public QWidget {
   void setEvaluation(const Evaluation* evaluation);
   QString statisticsText() const { return stats_->text(); }
   bool hasMap() const { return !map_->pixmap().isNull(); }
+  /// Whether any axis label of the histogram is cut short ("1e-..."), for tests.
+  bool labelsTruncated() const;
+  QString scaleText() const { return scaleText_->text(); }
 
  private:
+  QPixmap mismatchScale() const;
+
   QLabel* stats_;
   QChartView* histogram_;
   QLabel* map_;
+  QLabel* scale_;      // the map's colours and what they mean
+  QLabel* scaleText_;  // the map's axes and cells in words
 };
 
 }  // namespace crucible::ui
