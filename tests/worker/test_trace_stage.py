@@ -123,6 +123,19 @@ def test_a_failing_reference_is_an_error_with_its_line(tmp_path):
     assert "bad init" in facts["error"]["message"]
 
 
+def test_a_reference_failing_in_forward_says_so_in_one_line(tmp_path):
+    """Not a tracer's dump of the failing node (with its stack trace escaped into it), but the
+    reference's own error at its line."""
+    facts = trace(tmp_path, REFERENCE.replace("return torch.softmax(y - z, dim=-1), x.T",
+                                              "return y @ torch.ones(3, 3)"))
+    assert facts["graph"] is None
+    message = facts["error"]["message"]
+    assert message.startswith("the reference fails on its inputs: RuntimeError: "), message
+    assert "\\n" not in message and "\n" not in message and "node=" not in message, message
+    line = REFERENCE.splitlines().index("        return torch.softmax(y - z, dim=-1), x.T") + 1
+    assert facts["error"]["line"] == line
+
+
 def test_the_worker_runs_the_trace_stage(tmp_path):
     path = tmp_path / "reference.py"
     path.write_text(REFERENCE)

@@ -492,6 +492,29 @@ class _traced_factories:
         return False
 
 
+def _plain_error(exc):
+    """An exception as a person reads it, on one line: its innermost cause (ShapeProp wraps the
+    reference's own error in a dump of the failing node, with its stack trace escaped)."""
+    seen = set()
+    while exc.__cause__ is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+def _raise_if_it_fails_eagerly(model, inputs, path):
+    """When tracing failed: a reference that fails on its own inputs is reported as that, at
+    its line, rather than as two tracers' accounts of the same error."""
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    except Exception as exc:
+        error = UserCodeError.from_exception(exc, path, STAGE)
+        error.message = f"the reference fails on its inputs: {_plain_error(exc)[:600]}"
+        raise error from exc
+
+
 def trace_model(model, inputs, path):
     """(graph, rerun): the op graph of `model` on `inputs`, torch.fx first and torch.export
     when fx fails; rerun(other_inputs) gives every value's shape on other inputs (fx only)."""
@@ -521,14 +544,15 @@ def trace_model(model, inputs, path):
     except UserCodeError:
         raise
     except Exception as exc:
-        fx_error = f"{type(exc).__name__}: {exc}"
+        fx_error = _plain_error(exc)
+    _raise_if_it_fails_eagerly(model, inputs, path)
     try:
         with torch.no_grad():
             exported = torch.export.export(model, tuple(inputs))
     except Exception as exc:
         error = UserCodeError.from_exception(exc, path, STAGE)
         error.message = (f"the reference could not be traced (torch.fx: {fx_error[:300]}; "
-                         f"torch.export: {error.message[:300]})")
+                         f"torch.export: {_plain_error(exc)[:300]})")
         raise error from exc
     result = _Converter(exported.graph_module, path, "export",
                         signature=exported.graph_signature, root=model).convert()
