@@ -10,11 +10,14 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/dialogs/settings_dialog.h"
 #include "ui/panes/candidate_pane.h"
@@ -60,7 +63,11 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
   connect(controller_, &WorkbenchController::sessionReopened, this,
           [this](qint64 id) { statusBar()->showMessage(tr("Reopened session %1").arg(id), 5000); });
 
-  resize(1400, 900);
+  // First run: most of a usual screen (two editors side by side want the width), never less
+  // than 1400x900; a saved geometry replaces it.
+  const QSize screenSize = screen() ? screen()->availableGeometry().size() : QSize(1400, 900);
+  resize(std::clamp(screenSize.width() * 9 / 10, 1400, 1760),
+         std::clamp(screenSize.height() * 9 / 10, 900, 1100));
   QSettings layout;
   restoreGeometry(layout.value("window/geometry").toByteArray());
   restoreState(layout.value("window/state").toByteArray());
@@ -92,17 +99,22 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   auto* sources = new QSplitter(Qt::Horizontal);
   sources->addWidget(referencePane_);
   sources->addWidget(candidatePane_);
+  // Compare takes the sources' place, full height, while the candidates stay in view.
+  comparePane_ = new ComparePane(controller_);
+  centralTabs_ = new QTabWidget;
+  centralTabs_->setDocumentMode(true);
+  centralTabs_->addTab(sources, tr("Reference and candidate"));
+  centralTabs_->addTab(comparePane_, tr("Compare"));
   auto* central = new QWidget;
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(runBar_);
   layout->addWidget(errorStrip_);
-  layout->addWidget(sources, 1);
+  layout->addWidget(centralTabs_, 1);
   setCentralWidget(central);
 
   candidatesPane_ = new CandidatesPane(controller_);
   verificationPane_ = new VerificationPane(controller_, runStatus_);
-  comparePane_ = new ComparePane(controller_);
   sessionsPane_ = new SessionsPane(controller_);
   generator_ = options.generator;
   generationPane_ = new GenerationPane(controller_, devices_, options.generator);
@@ -110,13 +122,10 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   candidatesDock_ = dock(tr("Candidates"), "candidates", candidatesPane_, Qt::BottomDockWidgetArea);
   auto* verification =
       dock(tr("Verification"), "verification", verificationPane_, Qt::RightDockWidgetArea);
-  compareDock_ = dock(tr("Compare"), "compare", comparePane_, Qt::BottomDockWidgetArea);
-  tabifyDockWidget(candidatesDock_, compareDock_);
   sessionsDock_ = dock(tr("Sessions"), "sessions", sessionsPane_, Qt::LeftDockWidgetArea);
   auto* generation = dock(tr("Generate"), "generate", generationPane_, Qt::LeftDockWidgetArea);
   tabifyDockWidget(generation, sessionsDock_);
   generation->raise();
-  compareDock_->hide();
   sessionsDock_->hide();
   // The side docks run the full height, the candidates sit under the sources between them.
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
@@ -127,7 +136,8 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   // saved layout replaces them.
   if (!QSettings().contains("window/state")) {
     QTimer::singleShot(0, this, [this, generation, verification] {
-      resizeDocks({generation, verification}, {width() / 5, width() * 3 / 10}, Qt::Horizontal);
+      // The sources get most of the width: two editors side by side need it.
+      resizeDocks({generation, verification}, {width() / 7, width() / 4}, Qt::Horizontal);
       resizeDocks({candidatesDock_}, {height() / 4}, Qt::Vertical);
     });
   }
@@ -198,6 +208,10 @@ void MainWindow::buildMenus() {
   viewMenu_->addSeparator();
   viewMenu_->addAction(tr("&Sessions"), QKeySequence(tr("Ctrl+Shift+S")), this,
                        &MainWindow::showSessions);
+  viewMenu_->addAction(tr("Reference and Candidate"), QKeySequence(tr("Ctrl+1")), this,
+                       &MainWindow::showSources);
+  viewMenu_->addAction(tr("Compare"), QKeySequence(tr("Ctrl+2")), this,
+                       [this] { centralTabs_->setCurrentWidget(comparePane_); });
   viewMenu_->addAction(tr("Next Candidate"), QKeySequence(tr("Ctrl+Down")), this, [this] {
     const auto& list = workbench_->candidates();
     const int row = workbench_->rowOf(controller_->currentKey());
@@ -223,14 +237,17 @@ void MainWindow::openFile(const QString& path) {
 
 void MainWindow::verifyEditor() {
   errorStrip_->hide();
+  showSources();  // what is verified is in view
   controller_->verifyText(candidatePane_->editorText(), runBar_->backend());
 }
 
 void MainWindow::showCompare() {
-  compareDock_->show();
-  compareDock_->raise();
-  resizeDocks({compareDock_}, {height() / 2}, Qt::Vertical);
+  centralTabs_->setCurrentWidget(comparePane_);
   comparePane_->compareCurrentWithPrevious();
+}
+
+void MainWindow::showSources() {
+  centralTabs_->setCurrentIndex(0);
 }
 
 void MainWindow::showSessions() {

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QMainWindow>
 #include <QMenu>
+#include <QTabWidget>
 
 #include "ui/workbench/generation_controller.h"
 #include "ui/workbench/workbench_controller.h"
@@ -49,6 +50,8 @@ class MainWindow : public QMainWindow {
   void openFile(const QString& path);
   void verifyEditor();
   void showCompare();
+  /// The reference and candidate editors again (after Compare).
+  void showSources();
   void showSessions();
   void exportCurrent();
   void showSettings();
@@ -87,7 +90,7 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QDockWidget* candidatesDock_ = nullptr;
-  QDockWidget* compareDock_ = nullptr;
+  QTabWidget* centralTabs_ = nullptr;  // the sources, or the comparison
   QDockWidget* sessionsDock_ = nullptr;
   QString lastError_;
 };

@@ -116,7 +116,7 @@ int main(int argc, char* argv[]) {
   ok &= save(&window, out, "sessions");
 
   // Generate: two candidates from the synthesizer, each verified as it arrives.
-  window.findChild<QDockWidget*>("compare")->hide();
+  window.showSources();
   window.findChild<QDockWidget*>("candidates")->raise();
   window.findChild<QDockWidget*>("generate")->raise();
   GenerationPane* generation = window.generationPane();

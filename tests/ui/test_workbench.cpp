@@ -51,6 +51,7 @@ class WorkbenchTest : public QObject {
   void queuedVerificationsRunInTurn();
   void selectsCandidates();
   void comparesTwoCandidates();
+  void compareScrollsBothSidesTogether();
   void exportsVerifiedAndDeliberatelyUnverified();
   void shortcutsReachTheJourneyFromTheEditor();
   void reopensTheSessionFromTheDatabase();
@@ -118,6 +119,16 @@ void WorkbenchTest::opensBundledExample() {
   QVERIFY(window_->referencePane()->editor()->text().contains("class Model"));
   QCOMPARE(window_->controller()->workbench()->candidates().size(), 1);
   QVERIFY(window_->candidatePane()->editorText().contains("softmax_kernel"));
+  // At the first-run layout, in a window of 1600x1000 (what a first run takes on a 1920x1080
+  // screen), both editors show lines of a usual length, not 30 columns.
+  const QSize size = window_->size();
+  window_->resize(1600, 1000);
+  QTest::qWait(0);
+  for (CodeEditor* editor :
+       {window_->referencePane()->editor(), window_->candidatePane()->editor()}) {
+    QVERIFY2(editor->visibleColumns() >= 50, qPrintable(QString::number(editor->visibleColumns())));
+  }
+  window_->resize(size);
   QCOMPARE(window_->controller()->currentKey(), entry(0).key);
   // The check of the bundled reference finds nothing wrong.
   QTest::qWait(0);
@@ -273,6 +284,46 @@ void WorkbenchTest::comparesTwoCandidates() {
   QCOMPARE(compare->metrics()->item(1, 0)->text(), QString("verified"));
   QCOMPARE(compare->metrics()->item(1, 1)->text(), QString("incorrect"));
   QVERIFY(compare->metrics()->item(1, 0)->background() != QBrush());  // they differ
+  // Within the changed line, the words that changed: " * 1.5" was added.
+  const auto words = compare->right()->changedWords();
+  QCOMPARE(words.size(), 1);
+  QCOMPARE(compare->right()->text(words[0].line).mid(words[0].offset, words[0].length),
+           QString(" * 1.5"));
+  QVERIFY(compare->left()->changedWords().isEmpty());
+  // Full height in the sources' place, with the candidates still in view.
+  QTRY_VERIFY(compare->isVisible());
+  QVERIFY(!window_->candidatePane()->isVisible());
+  QVERIFY(window_->findChild<QDockWidget*>("candidates")->isVisible());
+  QVERIFY(compare->left()->height() > window_->height() / 3);
+  // Verify brings the sources back.
+  QTest::keyClick(window_.get(), Qt::Key_1, Qt::ControlModifier);
+  QTRY_VERIFY(window_->candidatePane()->isVisible());
+}
+
+void WorkbenchTest::compareScrollsBothSidesTogether() {
+  // Two long candidates, the second with ten lines more near the top: scrolling either side
+  // brings the other to the line that stands in the same place.
+  MainWindow window(MainWindowOptions{dir_.filePath("compare.db"), nullptr});
+  window.resize(1200, 800);
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  window.controller()->openExample(rowSoftmaxExample());
+  QString body;
+  for (int i = 0; i < 300; ++i) body += QStringLiteral("# line %1\n").arg(i);
+  QString extra;
+  for (int i = 0; i < 10; ++i) extra += QStringLiteral("# added %1\n").arg(i);
+  const int a = window.controller()->addCandidateText(body, "paste");
+  const int b = window.controller()->addCandidateText(
+      body.left(body.indexOf("# line 5\n")) + extra + body.mid(body.indexOf("# line 5\n")),
+      "paste");
+  window.showCompare();
+  ComparePane* compare = window.comparePane();
+  compare->compare(a, b);
+  QTRY_VERIFY(compare->isVisible());
+  compare->left()->setFirstVisibleLine(100);
+  QTRY_COMPARE(compare->right()->firstVisibleLine(), 110);
+  compare->right()->setFirstVisibleLine(40);
+  QTRY_COMPARE(compare->left()->firstVisibleLine(), 30);
 }
 
 void WorkbenchTest::exportsVerifiedAndDeliberatelyUnverified() {
@@ -315,12 +366,15 @@ void WorkbenchTest::shortcutsReachTheJourneyFromTheEditor() {
   QCOMPARE(controller->currentKey(), entry(0).key);
   QTest::keyClick(editor, Qt::Key_Down, Qt::ControlModifier);
   QCOMPARE(controller->currentKey(), entry(1).key);
-  QDockWidget* compare = window_->findChild<QDockWidget*>("compare");
-  compare->hide();
+  ComparePane* compare = window_->comparePane();
+  QVERIFY(!compare->isVisible());
   QTest::keyClick(editor, Qt::Key_D, Qt::ControlModifier);
   QVERIFY(compare->isVisible());
   QCOMPARE(window_->comparePane()->right()->text(), entry(1).code);
   QCOMPARE(editor->text(), entry(1).code);  // the editor did not take the key for itself
+  QTest::keyClick(window_.get(), Qt::Key_1, Qt::ControlModifier);  // back to the sources
+  QVERIFY(editor->isVisible());
+  editor->setFocus();
   QDockWidget* sessions = window_->findChild<QDockWidget*>("sessions");
   QTest::keyClick(editor, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
   QVERIFY(sessions->isVisible());
@@ -535,7 +589,7 @@ void WorkbenchTest::theLayoutSurvivesARestart() {
     QVERIFY(QTest::qWaitForWindowExposed(&first));
     QCOMPARE(first.size(), QSize(1240, 760));
     first.findChild<QDockWidget*>("generate")->hide();
-    first.findChild<QDockWidget*>("compare")->show();
+    first.findChild<QDockWidget*>("sessions")->show();
     QTest::qWait(0);
     verificationWidth = first.findChild<QDockWidget*>("verification")->width();
     first.close();  // saves the layout
@@ -545,10 +599,10 @@ void WorkbenchTest::theLayoutSurvivesARestart() {
   QVERIFY(QTest::qWaitForWindowExposed(&second));
   QCOMPARE(second.size(), QSize(1240, 760));
   QVERIFY(!second.findChild<QDockWidget*>("generate")->isVisible());
-  QVERIFY(second.findChild<QDockWidget*>("compare")->isVisible());
+  QVERIFY(second.findChild<QDockWidget*>("sessions")->isVisible());
   QTRY_COMPARE(second.findChild<QDockWidget*>("verification")->width(), verificationWidth);
   second.findChild<QDockWidget*>("generate")->show();
-  second.findChild<QDockWidget*>("compare")->hide();
+  second.findChild<QDockWidget*>("sessions")->hide();
   second.close();
 }
 

@@ -17,7 +17,7 @@ CodeEditor::CodeEditor(QWidget* parent) : QsciScintilla(parent) {
   setLexer(lexer);
   setUtf8(true);
   setMarginType(0, QsciScintilla::NumberMargin);
-  setMarginWidth(0, QStringLiteral("00000"));
+  setMarginWidth(0, QStringLiteral("0000"));
   setMarginsFont(mono);
   setIndentationsUseTabs(false);
   setIndentationWidth(4);
@@ -31,6 +31,8 @@ CodeEditor::CodeEditor(QWidget* parent) : QsciScintilla(parent) {
   setIndicatorForegroundColor(QColor(0xd0, 0x21, 0x21), cheatIndicator_);
   indicatorDefine(QsciScintilla::SquiggleIndicator, warningIndicator_);
   setIndicatorForegroundColor(QColor(0xd9, 0x8a, 0x00), warningIndicator_);
+  indicatorDefine(QsciScintilla::FullBoxIndicator, changedWordIndicator_);
+  setIndicatorForegroundColor(QColor(0xf0, 0xa0, 0x30, 110), changedWordIndicator_);
   markerDefine(QsciScintilla::Background, changedMarker_);
   setMarkerBackgroundColor(QColor(0xff, 0xf1, 0xc2), changedMarker_);
   // The gutter beside the line numbers: a dot on every flagged line, visible while scrolling.
@@ -113,6 +115,24 @@ void CodeEditor::showNoteAt(int x, int y) {
 void CodeEditor::setChangedLines(const QVector<int>& changed) {
   markerDeleteAll(changedMarker_);
   for (int line : changed) markerAdd(line, changedMarker_);
+}
+
+void CodeEditor::setChangedWords(const QVector<Span>& spans) {
+  const int last = lines() - 1;
+  if (last >= 0) clearIndicatorRange(0, 0, last, lineLength(last), changedWordIndicator_);
+  changedWords_ = spans;
+  for (const Span& s : spans) {
+    if (s.line < 0 || s.line > last) continue;
+    fillIndicatorRange(s.line, s.offset, s.line, s.offset + s.length, changedWordIndicator_);
+  }
+}
+
+int CodeEditor::visibleColumns() const {
+  int used = 0;  // the margins are drawn inside the viewport
+  for (int m = 0; m < margins(); ++m) used += marginWidth(m);
+  const int charWidth = static_cast<int>(
+      const_cast<CodeEditor*>(this)->SendScintilla(SCI_TEXTWIDTH, STYLE_DEFAULT, "0"));
+  return charWidth > 0 ? (viewport()->width() - used) / charWidth : 0;
 }
 
 void CodeEditor::showLine(int line) {

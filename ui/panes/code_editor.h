@@ -26,6 +26,15 @@ class CodeEditor : public QsciScintilla {
   bool hasGutterMark(int line) const;
   /// Whole-line background on these 0-based lines; replaces the old.
   void setChangedLines(const QVector<int>& lines);
+  /// A stronger box over these spans (0-based line, byte offset, length): the words that
+  /// changed within changed lines; replaces the old.
+  struct Span {
+    int line = 0, offset = 0, length = 0;
+  };
+  void setChangedWords(const QVector<Span>& spans);
+  QVector<Span> changedWords() const { return changedWords_; }
+  /// How many characters of a line the editor shows at its width.
+  int visibleColumns() const;
   /// Moves the cursor to a 1-based line and shows it.
   void showLine(int line);
 
@@ -42,6 +51,8 @@ class CodeEditor : public QsciScintilla {
 
   QVector<int> flagLines_;
   QMap<int, QString> notes_;
+  QVector<Span> changedWords_;
+  int changedWordIndicator_ = 10;
   int cheatIndicator_ = 8, warningIndicator_ = 9, changedMarker_ = 1;
   int cheatMarker_ = 2, warningMarker_ = 3;
 };

@@ -46,21 +46,40 @@ ComparePane::ComparePane(WorkbenchController* controller, QWidget* parent)
   metrics_->setHorizontalHeaderLabels({tr("A"), tr("B")});
   metrics_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   metrics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  metrics_->setMaximumHeight(260);
+  metrics_->setWordWrap(true);
+  metrics_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 
   auto* pickers = new QHBoxLayout;
   pickers->addWidget(new QLabel(tr("A:")));
   pickers->addWidget(leftPick_, 1);
   pickers->addWidget(new QLabel(tr("B:")));
   pickers->addWidget(rightPick_, 1);
-  auto* codes = new QSplitter;
-  codes->addWidget(left_);
-  codes->addWidget(right_);
+  // Code side by side at full height, the metrics beside them.
+  auto* columns = new QSplitter;
+  columns->addWidget(left_);
+  columns->addWidget(right_);
+  columns->addWidget(metrics_);
+  columns->setStretchFactor(0, 3);
+  columns->setStretchFactor(1, 3);
+  columns->setStretchFactor(2, 2);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(pickers);
-  layout->addWidget(codes, 1);
-  layout->addWidget(metrics_);
+  layout->addWidget(columns, 1);
+
+  // Scrolling one side scrolls the other to the line that stands in the same place.
+  const auto follow = [this](CodeEditor* from, CodeEditor* to, bool fromLeft) {
+    connect(from, &QsciScintillaBase::SCN_UPDATEUI, this, [=, this](int updated) {
+      if (syncing_ || (updated & QsciScintillaBase::SC_UPDATE_V_SCROLL) == 0) return;
+      syncing_ = true;
+      const int first =
+          static_cast<int>(from->SendScintilla(QsciScintilla::SCI_GETFIRSTVISIBLELINE));
+      to->setFirstVisibleLine(alignedLine(diff_, first, fromLeft));
+      syncing_ = false;
+    });
+  };
+  follow(left_, right_, true);
+  follow(right_, left_, false);
 
   Workbench* wb = controller_->workbench();
   connect(wb, &Workbench::candidatesReset, this, &ComparePane::fillPickers);
@@ -107,12 +126,22 @@ void ComparePane::refresh() {
   const CandidateEntry* b = wb.candidate(rightPick_->currentData().toInt());
   left_->setText(a ? a->code : QString());
   right_->setText(b ? b->code : QString());
-  const LineDiff diff = diffLines(a ? a->code.toStdString() : std::string(),
-                                  b ? b->code.toStdString() : std::string());
-  changedLeft_ = QVector<int>(diff.onlyInLeft.begin(), diff.onlyInLeft.end());
-  changedRight_ = QVector<int>(diff.onlyInRight.begin(), diff.onlyInRight.end());
+  diff_ = diffLines(a ? a->code.toStdString() : std::string(),
+                    b ? b->code.toStdString() : std::string());
+  changedLeft_ = QVector<int>(diff_.onlyInLeft.begin(), diff_.onlyInLeft.end());
+  changedRight_ = QVector<int>(diff_.onlyInRight.begin(), diff_.onlyInRight.end());
   left_->setChangedLines(changedLeft_);
   right_->setChangedLines(changedRight_);
+  // Within a changed line and the one in its place, the words that changed.
+  QVector<CodeEditor::Span> wordsLeft, wordsRight;
+  for (const auto& [l, r] : diff_.changedPairs) {
+    const std::string lineA = left_->text(l).toStdString(), lineB = right_->text(r).toStdString();
+    const WordDiff words = diffWords(lineA, lineB);
+    for (const auto& [offset, length] : words.left) wordsLeft.append({l, offset, length});
+    for (const auto& [offset, length] : words.right) wordsRight.append({r, offset, length});
+  }
+  left_->setChangedWords(wordsLeft);
+  right_->setChangedWords(wordsRight);
   const QStringList ma = metricsOf(wb, a), mb = metricsOf(wb, b);
   for (int row = 0; row < metrics_->rowCount(); ++row) {
     const bool differs = row > 0 && ma[row] != mb[row];

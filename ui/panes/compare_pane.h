@@ -1,11 +1,13 @@
 #pragma once
-// Two candidates side by side: their code with the lines only one of them has highlighted, and
-// their metrics in parallel columns (cells that differ are highlighted).
+// Two candidates side by side at full height: their code with the lines only one of them has
+// highlighted and, within a changed line, the words that changed, scrolling together line for
+// line; their metrics beside them in parallel columns (cells that differ are highlighted).
 
 #include <QComboBox>
 #include <QTableWidget>
 #include <QWidget>
 
+#include "core/util/line_diff.h"
 #include "ui/panes/code_editor.h"
 #include "ui/workbench/workbench_controller.h"
 
@@ -38,6 +40,8 @@ class ComparePane : public QWidget {
   CodeEditor* right_;
   QTableWidget* metrics_;
   QVector<int> changedLeft_, changedRight_;
+  LineDiff diff_;
+  bool syncing_ = false;  // one side follows the other, not back again
 };
 
 }  // namespace crucible::ui
