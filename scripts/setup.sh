@@ -22,6 +22,8 @@ apt_packages=(
   libcurl4-openssl-dev libboost-dev
   bubblewrap xvfb xauth libopenblas0-pthread
   clang-format
+  # scripts/check_deb.sh: dpkg-shlibdeps for cpack, the desktop entry's validator
+  dpkg-dev desktop-file-utils
   python3 python3-venv python3-dev
 )
 

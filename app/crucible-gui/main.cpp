@@ -2,6 +2,7 @@
 // reference.py of its folder.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 
 #include "ui/main_window.h"
 #include "ui/workbench/pipeline_generation_controller.h"
@@ -11,6 +12,10 @@ int main(int argc, char* argv[]) {
   QApplication::setOrganizationName("Crucible");
   QApplication::setApplicationName("crucible-gui");
   QApplication::setApplicationVersion(CRUCIBLE_VERSION);
+  // The installed desktop entry (crucible.desktop) and its icon in the hicolor theme; a build
+  // tree has neither, and the window keeps the platform's default icon.
+  QApplication::setDesktopFileName("crucible");
+  QApplication::setWindowIcon(QIcon::fromTheme("crucible"));
 
   QCommandLineParser parser;
   parser.setApplicationDescription("Crucible: verify Triton kernels against PyTorch references");

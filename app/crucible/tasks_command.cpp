@@ -88,11 +88,11 @@ long long parseCount(const std::string& option, const std::string& text, long lo
 }
 
 /// The bundled corpus: next to the build tree's binary (bin/../../resources/tasks) or in an
-/// installed prefix (bin/../share/crucible/tasks).
+/// installed prefix (bin/../share/crucible/resources/tasks, where the workbench finds it too).
 fs::path bundledTasks() {
   const fs::path bin = executableDir();
-  for (const fs::path& candidate :
-       {bin / ".." / ".." / "resources" / "tasks", bin / ".." / "share" / "crucible" / "tasks"}) {
+  for (const fs::path& candidate : {bin / ".." / ".." / "resources" / "tasks",
+                                    bin / ".." / "share" / "crucible" / "resources" / "tasks"}) {
     std::error_code ec;
     if (fs::exists(candidate / "index.json", ec)) return fs::weakly_canonical(candidate);
   }

@@ -66,11 +66,20 @@ std::optional<std::string> readFile(const std::string& path) {
 }
 
 std::string locateTclLibrary() {
+  return locateTclLibraryFrom(executableDir());
+}
+
+std::string locateTclLibraryFrom(const std::string& executableFolder) {
   if (const char* lib = std::getenv("CRUCIBLE_TCL_LIB"); lib && *lib) {
     return fs::exists(lib) ? absolutePath(lib) : std::string();
   }
-  const fs::path candidate = fs::path(executableDir()).parent_path() / "lib" / "libcrucible_tcl.so";
-  return fs::exists(candidate) ? absolutePath(candidate) : std::string();
+  // The build tree's build/lib, then an installed prefix's private lib/crucible.
+  const fs::path lib = fs::path(executableFolder).parent_path() / "lib";
+  for (const fs::path& candidate :
+       {lib / "libcrucible_tcl.so", lib / "crucible" / "libcrucible_tcl.so"}) {
+    if (fs::exists(candidate)) return absolutePath(candidate);
+  }
+  return {};
 }
 
 std::string locateModelEngine() {
@@ -91,17 +100,40 @@ bool openclDriverRegistered() {
   return false;
 }
 
-WorkerLocation locateWorker() {
+std::string userPythonEnvironment() {
+  const auto absolute = [](const char* value) {
+    return value != nullptr && value[0] != '\0' && fs::path(value).is_absolute();
+  };
+  const char* dataHome = std::getenv("XDG_DATA_HOME");
+  if (absolute(dataHome)) return (fs::path(dataHome) / "crucible" / "venv").string();
+  const char* home = std::getenv("HOME");
+  if (absolute(home)) return (fs::path(home) / ".local" / "share" / "crucible" / "venv").string();
+  return {};
+}
+
+namespace {
+// A venv's interpreter, named through the venv's real folder: the sandbox binds the
+// interpreter's prefix, and a bound link (a .venv linked to another tree's) would point at
+// nothing inside it.
+std::optional<std::string> venvPython(const fs::path& venv) {
+  if (venv.empty() || !isExecutable(venv / "bin" / "python")) return std::nullopt;
+  std::error_code ec;
+  const fs::path real = fs::canonical(venv, ec);
+  return absolutePath((ec ? venv : real) / "bin" / "python");
+}
+}  // namespace
+
+WorkerLocation locateWorkerFrom(const std::string& executableFolder) {
   WorkerLocation location;
-  const fs::path exeDir = executableDir();
+  const fs::path exeDir = executableFolder;
   const fs::path buildRoot = exeDir.parent_path().parent_path();  // build/bin -> repo
+  const fs::path installedWorker = exeDir.parent_path() / "share" / "crucible" / "worker";
 
   if (const char* dir = std::getenv("CRUCIBLE_WORKER_DIR"); dir && *dir) {
     location.workerScript = absolutePath(fs::path(dir) / "worker.py");
   } else {
     for (const fs::path& candidate :
-         {buildRoot / "core" / "worker" / "worker.py",
-          exeDir.parent_path() / "share" / "crucible" / "worker" / "worker.py"}) {
+         {buildRoot / "core" / "worker" / "worker.py", installedWorker / "worker.py"}) {
       if (fs::exists(candidate)) {
         location.workerScript = absolutePath(candidate);
         break;
@@ -112,22 +144,33 @@ WorkerLocation locateWorker() {
     location.problem = "the Python worker (worker.py) was not found next to " + exeDir.string() +
                        "; set CRUCIBLE_WORKER_DIR";
   }
+  // An installed Crucible (a package) has no source tree to run scripts/setup.sh from: its
+  // environment is the one crucible-setup-python makes, and a bare python3 without torch would
+  // only fail later and less clearly.
+  const bool installed = location.workerScript == absolutePath(installedWorker / "worker.py");
+  const std::string userVenv = userPythonEnvironment();
 
   if (const char* python = std::getenv("CRUCIBLE_PYTHON"); python && *python) {
     location.python = absolutePath(python);
-  } else if (isExecutable(buildRoot / ".venv" / "bin" / "python")) {
-    // A .venv that is a link to another tree's: name the real folder, since the sandbox binds
-    // the interpreter's prefix and a bound link would point at nothing inside it.
-    std::error_code ec;
-    const fs::path venv = fs::canonical(buildRoot / ".venv", ec);
-    location.python = absolutePath((ec ? buildRoot / ".venv" : venv) / "bin" / "python");
-  } else if (auto onPath = findOnPath("python3")) {
+  } else if (auto project = venvPython(buildRoot / ".venv")) {
+    location.python = *project;
+  } else if (auto user = venvPython(userVenv)) {
+    location.python = *user;
+  } else if (auto onPath = findOnPath("python3"); onPath && !installed) {
     location.python = *onPath;
   }
   if (location.python.empty() || !isExecutable(location.python)) {
-    location.problem = "no Python interpreter found (run scripts/setup.sh, or set CRUCIBLE_PYTHON)";
+    location.problem =
+        installed
+            ? "no Python environment for the worker: run `crucible-setup-python` (it makes " +
+                  (userVenv.empty() ? std::string("one") : userVenv) + "), or set CRUCIBLE_PYTHON"
+            : "no Python interpreter found (run scripts/setup.sh, or set CRUCIBLE_PYTHON)";
   }
   return location;
+}
+
+WorkerLocation locateWorker() {
+  return locateWorkerFrom(executableDir());
 }
 
 bool privateDirectory(const std::string& dir) {

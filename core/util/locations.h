@@ -13,15 +13,29 @@ struct WorkerLocation {
   std::string problem;       // non-empty when either could not be found
 };
 
-/// CRUCIBLE_PYTHON and CRUCIBLE_WORKER_DIR override; otherwise the build tree (bin/../../)
-/// or an installed tree (bin/../share/crucible/worker) next to the running executable, and
-/// the project's .venv.
+/// The Python environment an installed Crucible uses (crucible-setup-python makes it):
+/// $XDG_DATA_HOME/crucible/venv, else $HOME/.local/share/crucible/venv (each only when
+/// absolute); "" when neither is set.
+std::string userPythonEnvironment();
+
+/// CRUCIBLE_PYTHON and CRUCIBLE_WORKER_DIR override. The worker: the build tree's
+/// (bin/../../core/worker), else an installed tree's (bin/../share/crucible/worker). The
+/// interpreter: the project's .venv (bin/../../.venv), else userPythonEnvironment(), else
+/// python3 on PATH for a build tree; an installed tree without an environment gets a problem
+/// that names crucible-setup-python.
 WorkerLocation locateWorker();
+
+/// locateWorker() for an executable in executableFolder (the tests' installed trees).
+WorkerLocation locateWorkerFrom(const std::string& executableFolder);
 
 /// The Triton-to-OpenCL library (libcrucible_tcl.so) the opencl backend's `triton` shim loads:
 /// CRUCIBLE_TCL_LIB overrides; otherwise bin/../lib/ next to the running executable (the build
-/// tree's build/lib/ or an installed prefix's lib/). Empty when none exists.
+/// tree's build/lib/) or bin/../lib/crucible/ (an installed prefix's private libraries). Empty
+/// when none exists.
 std::string locateTclLibrary();
+
+/// locateTclLibrary() for an executable in executableFolder (the tests' installed trees).
+std::string locateTclLibraryFrom(const std::string& executableFolder);
 
 /// The embedded model engine (crucible-model): CRUCIBLE_MODEL_BIN overrides; otherwise the
 /// program next to the running executable (build/bin, or an installed prefix's bin). Empty when
