@@ -51,6 +51,7 @@ nlohmann::json PackComparison::toJson() const {
         {"max_rel_error",
          std::isfinite(t.maxRelError) ? nlohmann::json(t.maxRelError) : nlohmann::json("inf")},
         {"mean_abs_error", t.meanAbsError},
+        {"atol", t.atol},
         {"relative_norm_error", std::isfinite(t.relativeNormError)
                                     ? nlohmann::json(t.relativeNormError)
                                     : nlohmann::json("inf")},

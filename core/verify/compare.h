@@ -26,7 +26,8 @@ struct ToleranceTable {
 
 /// How the comparison decides a tensor matches.
 enum class MatchRule {
-  AllClose,      // |a - e| <= atol + rtol * |e| for every element (NaN never matches)
+  AllClose,      // |a - e| <= atol' + rtol * |e| for every element (NaN never matches), where
+                 // atol' = max(atol, rtol * rms(e)): absolute errors judged at the output's scale
   RelativeNorm,  // ||a - e||2 <= rtol * ||e||2 (degenerate references)
 };
 
@@ -44,6 +45,7 @@ struct TensorComparison {
   double maxRelError = 0;
   double meanAbsError = 0;
   double relativeNormError = 0;
+  double atol = 0;  // the absolute tolerance applied: the dtype's, scaled to the output's size
   std::optional<std::uint64_t> firstMismatch;  // flat index
   bool ok = false;
   // Where and how much it is wrong, for a picture of the error (kept in JSON only for a tensor

@@ -278,6 +278,75 @@ std::uint64_t countPoisoned(const TensorData& t) {
   return total;
 }
 
+double rootMeanSquare(const TensorData& t) {
+  // Each chunk's sum of squares as scale^2 * ssq: the plain sum where it stays finite (the
+  // usual case, one multiply-add per element), else rescaled as it goes, so that values near
+  // the largest double neither overflow to an infinite tolerance nor lose the others.
+  struct Sum {
+    double scale = 1, ssq = 0;
+    std::uint64_t count = 0;
+  };
+  std::vector<Sum> sums(compareChunks(t.numel()));
+  forEachChunk(sums.size(), [&](std::size_t i) {
+    const std::size_t begin = i * kCompareChunk;
+    const std::size_t end = std::min(begin + kCompareChunk, t.numel());
+    std::array<double, kBlock> values{};
+    Sum plain;
+    for (std::size_t b = begin; b < end; b += kBlock) {
+      const std::size_t n = std::min(kBlock, end - b);
+      t.toDoubles(b, n, values.data());
+      for (std::size_t j = 0; j < n; ++j) {
+        if (!std::isfinite(values[j])) continue;
+        plain.ssq += values[j] * values[j];
+        ++plain.count;
+      }
+    }
+    if (std::isfinite(plain.ssq)) {
+      sums[i] = plain;
+      return;
+    }
+    Sum scaled{0, 0, 0};
+    for (std::size_t b = begin; b < end; b += kBlock) {
+      const std::size_t n = std::min(kBlock, end - b);
+      t.toDoubles(b, n, values.data());
+      for (std::size_t j = 0; j < n; ++j) {
+        const double x = std::abs(values[j]);
+        if (!std::isfinite(x)) continue;
+        ++scaled.count;
+        if (x == 0) continue;
+        if (x > scaled.scale) {
+          scaled.ssq = 1 + scaled.ssq * (scaled.scale / x) * (scaled.scale / x);
+          scaled.scale = x;
+        } else {
+          scaled.ssq += (x / scaled.scale) * (x / scaled.scale);
+        }
+      }
+    }
+    sums[i] = scaled;
+  });
+  Sum total{0, 0, 0};
+  for (const Sum& s : sums) {  // in chunk order: the same on every machine
+    total.count += s.count;
+    if (s.ssq == 0) continue;
+    if (s.scale > total.scale) {
+      total.ssq = s.ssq + total.ssq * (total.scale / s.scale) * (total.scale / s.scale);
+      total.scale = s.scale;
+    } else {
+      total.ssq += s.ssq * (s.scale / total.scale) * (s.scale / total.scale);
+    }
+  }
+  if (total.count == 0) return 0.0;
+  return total.scale * std::sqrt(total.ssq / static_cast<double>(total.count));
+}
+
+Tolerance scaledTolerance(Tolerance tol, const TensorData& expected) {
+  // An element's rounding error in a sum is relative to the terms summed, not to the result: an
+  // output near zero amid outputs of size 180 (a long dot product cancelling) carries errors of
+  // the others' size. The absolute tolerance grows with the output's scale to match.
+  tol.atol = std::max(tol.atol, tol.rtol * rootMeanSquare(expected));
+  return tol;
+}
+
 TensorComparison compareTensors(std::size_t index, const TensorData& e, const TensorData& a,
                                 const ToleranceTable& tolerances, MatchRule rule) {
   TensorComparison c;
@@ -293,7 +362,8 @@ TensorComparison compareTensors(std::size_t index, const TensorData& e, const Te
     return c;
   }
 
-  const Tolerance tol = tolerances.forDType(e.dtype());
+  const Tolerance tol = scaledTolerance(tolerances.forDType(e.dtype()), e);
+  c.atol = tol.atol;
   const auto poison = poisonBits(a.dtype());
   setUpPicture(c, e.shape());
   const MapGeometry map(c);
@@ -337,7 +407,8 @@ TensorComparison compareTensors(std::size_t index, const TensorData& e, const Te
   return c;
 }
 
-bool allClose(const TensorData& e, const TensorData& a, const Tolerance& tol) {
+bool allClose(const TensorData& e, const TensorData& a, const Tolerance& given) {
+  const Tolerance tol = scaledTolerance(given, e);
   const auto poison = poisonBits(a.dtype());
   std::atomic<bool> mismatch{false};
   forEachChunk(compareChunks(e.numel()), [&](std::size_t i) {

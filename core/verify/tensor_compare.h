@@ -22,6 +22,13 @@ inline constexpr std::size_t compareChunks(std::size_t numel) {
   return (numel + kCompareChunk - 1) / kCompareChunk;
 }
 
+/// The root mean square of `t`'s finite elements (0 for none).
+double rootMeanSquare(const TensorData& t);
+
+/// `tol` with its absolute part raised to rtol times the expected output's root mean square:
+/// the tolerance every element is held to (compareTensors, allClose).
+Tolerance scaledTolerance(Tolerance tol, const TensorData& expected);
+
 /// The full comparison of tensor `index`: counts, errors, the picture and the verdict by `rule`.
 TensorComparison compareTensors(std::size_t index, const TensorData& expected,
                                 const TensorData& actual, const ToleranceTable& tolerances,

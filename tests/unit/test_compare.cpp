@@ -34,6 +34,28 @@ TEST_F(CompareTest, EqualWithinToleranceMatches) {
   EXPECT_EQ(c.tensors[0].mismatches, 0u);
 }
 
+TEST_F(CompareTest, AbsoluteToleranceFollowsTheOutputsScale) {
+  // A long fp32 dot product: outputs of size ~180, one of them cancelling to near zero, where a
+  // different summation order leaves an error of the others' size (5e-4, beyond 1e-4 + 1e-4*0).
+  auto e = pack("e", {floats({180.0f, -175.0f, 0.001f, 190.0f})});
+  auto a = pack("a", {floats({180.0f, -175.0f, 0.0015f, 190.0f})});
+  auto c = comparePacks(e, a, ToleranceTable{});
+  EXPECT_TRUE(c.ok());
+  EXPECT_NEAR(c.tensors[0].atol, 1e-4 * std::sqrt((180.0 * 180 + 175.0 * 175 + 190.0 * 190) / 4),
+              1e-6);
+  EXPECT_EQ(c.toJson()["tensors"][0]["atol"], c.tensors[0].atol);
+  // Still an error of the output's own size fails: a term dropped, a bfloat16 product.
+  auto wrong = pack("w", {floats({180.0f, -175.0f, 0.05f, 190.0f})});
+  EXPECT_FALSE(comparePacks(e, wrong, ToleranceTable{}).ok());
+  auto coarse = pack("b", {floats({180.5f, -175.0f, 0.001f, 190.0f})});
+  EXPECT_FALSE(comparePacks(e, coarse, ToleranceTable{}).ok());
+  // Outputs of size 1 keep the plain tolerance.
+  auto small = pack("s", {floats({1.0f, -1.0f, 0.0f, 1.0f})});
+  auto off = pack("o", {floats({1.0f, -1.0f, 0.0002f, 1.0f})});
+  EXPECT_FALSE(comparePacks(small, off, ToleranceTable{}).ok());
+  EXPECT_DOUBLE_EQ(comparePacks(small, off, ToleranceTable{}).tensors[0].atol, 1e-4);
+}
+
 TEST_F(CompareTest, MismatchIsCountedWithItsPosition) {
   auto e = pack("e", {floats({1, 2, 3, 4})});
   auto a = pack("a", {floats({1, 2, 3.5f, 4})});

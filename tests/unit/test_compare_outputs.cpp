@@ -68,9 +68,9 @@ TEST_F(CompareOutputs, StaleTrialsReplacedFilesAndEveryComparison) {
   candidate("timed_0_1.ctp", {5, 6, 8});
   candidate("timed_check.ctp", {5, 6, 7});
   replaced("timed_1_0.ctp", {8, 9, 10});
-  reference("expected_alt.ctp", {7, 8});             // and no actual_alt
-  candidate("actual_repeat.ctp", {1, 2, 3.00005f});  // within tolerance, not within rounding
-  candidate("actual_noop.ctp", {1, 2, 3}, false);    // its digest never reported
+  reference("expected_alt.ctp", {7, 8});            // and no actual_alt
+  candidate("actual_repeat.ctp", {1, 2, 3.0001f});  // within tolerance, not within rounding
+  candidate("actual_noop.ctp", {1, 2, 3}, false);   // its digest never reported
   reference("inputs_0.ctp", {4, 5}, "inputs");
   candidate("inputs_after_0.ctp", {4, 6});
 
