@@ -1,5 +1,5 @@
 """The `profile` stage: the candidate's launches in one forward call on the reference's inputs,
-timed or counted (docs/WORKER_PROTOCOL.md, "profile"; docs/VERIFY.md, "Profiling a candidate").
+timed or counted (docs/WORKER_PROTOCOL.md, "profile"; docs/PROFILE.md).
 
 Two modes, one process each, so that each runs the Triton it needs:
 
@@ -45,9 +45,13 @@ class _Profile:
         self.job, self.channel, self.mode = job, channel, mode
         self.path = job["candidate_path"]
         self.device = "cuda" if job.get("backend") == "cuda" else "cpu"
+        from . import device_lock
+        # Opened before any candidate code exists: shared while warming up and counting,
+        # exclusive while timing, as the verifier's stages hold it (device_lock.py).
+        self.lock = device_lock.DeviceLock(job.get("device_lock"))
         self.facts = {"mode": mode, "backend": job.get("backend"), "device": self.device,
                       "env": None, "timer": None, "calls": 0, "warmup": 0, "forward_ms": [],
-                      "launches": [], "calls_matching": 0, "error": None}
+                      "launches": [], "calls_matching": 0, "error": None, "device_lock": {}}
 
     def run(self):
         from . import candidate_stage
@@ -62,11 +66,15 @@ class _Profile:
         if model is None:
             return self.facts
         args = self.loader.move_to(inputs, self.device)
-        with self.torch.no_grad():
-            if self.mode == "count":
-                self._count(model, args, log)
-            else:
-                self._time(model, args, log)
+        try:
+            with self.torch.no_grad():
+                if self.mode == "count":
+                    with self.lock.shared(self.facts["device_lock"]):
+                        self._count(model, args, log)
+                else:
+                    self._time(model, args, log)
+        finally:
+            self.lock.close()
         return self.facts
 
     # -- setup
@@ -124,7 +132,7 @@ class _Profile:
             with self.torch.no_grad():
                 model = loader.build_model(model_class, init, int(self.job.get("seed", 42)),
                                            self.device)
-            model.eval()
+            model.train()  # as the verifier calls it (KernelBench modules start in train mode)
         except BaseException as exc:
             self.facts["error"] = loader.user_error(exc, self.path, "construct")
             return None
@@ -163,12 +171,17 @@ class _Profile:
         calls = max(1, int(self.job.get("calls", DEFAULT_CALLS)))
         warmup = max(0, int(self.job.get("warmup", DEFAULT_WARMUP)))
         self.channel.phase("profile-warmup")
-        for _ in range(warmup):  # compiles and autotunes happen here, not in a timed call
-            if self._forward(model, self.loader.clone_value(args), log) is None:
-                return
-        self.timing.sync(self.device)
+        with self.lock.shared(self.facts["device_lock"]):
+            for _ in range(warmup):  # compiles and autotunes happen here, not in a timed call
+                if self._forward(model, self.loader.clone_value(args), log) is None:
+                    return
+            self.timing.sync(self.device)
         timer = self.timing.Timer(self.device)
         self.channel.phase("profile-time")
+        with self.lock.exclusive(self.facts["device_lock"]):
+            self._timed_calls(model, args, log, timer, calls, warmup)
+
+    def _timed_calls(self, model, args, log, timer, calls, warmup):
         first, samples, forward_ms, matching = None, [], [], 0
         for _ in range(calls):
             copy = self.loader.clone_value(args)
