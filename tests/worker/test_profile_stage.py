@@ -197,3 +197,25 @@ def test_private_inputs_are_removed_before_the_candidate_runs(tmp_path):
     facts = run_profile(tmp_path, SOURCE, "interpret", "count", private_inputs=True)
     assert facts["error"] is None
     assert os.listdir(os.path.join(tmp_path, "inputs")) == []
+
+
+STATEFUL = SOURCE.replace("class ModelNew(nn.Module):\n", """class ModelNew(nn.Module):
+    calls = 0
+
+""").replace("        out = torch.empty_like(x)\n", """        out = torch.empty_like(x)
+        type(self).calls += 1
+        if type(self).calls % 2 == 0:
+            add_kernel[(1,)](x, y, out, 1, BLOCK=128)  # LAUNCH-EXTRA
+""")
+
+
+def test_calls_that_launch_other_kernels_are_no_samples(tmp_path):
+    # warmup 1 is call 1; the timed calls are 2 to 5, and the even ones launch a kernel more.
+    facts = run_profile(tmp_path, STATEFUL, "interpret", "time", calls=4, warmup=1)
+    assert facts["error"] is None, facts["error"]
+    assert facts["calls"] == 4 and facts["calls_matching"] == 2
+    assert [x["kernel"] for x in facts["launches"]] == ["add_kernel", "add_kernel",
+                                                        "matmul_kernel"]
+    assert facts["launches"][0]["launch_line"] == mark_line(STATEFUL, "LAUNCH-EXTRA")
+    assert len(facts["forward_ms"]) == 2
+    assert all(len(x["ms"]) == 2 for x in facts["launches"])

@@ -189,14 +189,14 @@ class _Profile:
             ms, records = timer.time_call(lambda copy=copy: self._forward(model, copy, log))
             if records is None:
                 return
-            forward_ms.append(ms)
             names = [r["kernel"] for r in records]
             if first is None:
                 first = records
                 samples = [[] for _ in records]
             if names != [r["kernel"] for r in first]:
-                continue  # a call that launched other kernels does not add to the samples
+                continue  # a call that launched other kernels is no sample, whole or per launch
             matching += 1
+            forward_ms.append(ms)
             for i, r in enumerate(records):
                 samples[i].append(log.clock.ms(r.get("clock", 0.0)))
         self.facts.update(calls=calls, warmup=warmup, forward_ms=forward_ms,
