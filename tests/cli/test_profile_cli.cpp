@@ -1,16 +1,18 @@
 // `crucible profile` through the real binary on opencl: the bundled silu_residual example's one
 // launch, with the bytes and FLOPs worked out by hand from its kernel, the JSON keys the
 // workbench's profile view reads, the text table, and the exit codes for a candidate that
-// fails and for bad usage.
+// fails, hangs or is interrupted, and for bad usage.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/support/cli_run.h"
+#include "tests/support/interrupted_run.h"
 
 namespace crucible {
 namespace {
@@ -94,6 +96,48 @@ TEST(ProfileCli, AFailingCandidateNamesItsLineAndExitsOne) {
   EXPECT_EQ(j["error"]["file"], candidate.string());
   EXPECT_NE(j["error"]["message"].get<std::string>().find("ZeroDivisionError"), std::string::npos);
   EXPECT_NE(run.err.find("broken.py:9"), std::string::npos) << run.err;
+}
+
+/// A candidate whose forward never returns, in a folder of its own (removed by the caller).
+fs::path hangingCandidate(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("crucible-profile-" + name + "-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "hangs.py") << "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                                     "    def __init__(self, scale):\n        super().__init__()\n"
+                                     "\n    def forward(self, x, r):\n        while True:\n"
+                                     "            pass\n";
+  return dir;
+}
+
+TEST(ProfileCli, AHangingCandidateIsStoppedAtTheTimeout) {
+  const fs::path dir = hangingCandidate("timeout");
+  const auto started = std::chrono::steady_clock::now();
+  const auto run =
+      testing::runProgram(CRUCIBLE_TEST_CLI, {"profile", (dir / "hangs.py").string(), "--reference",
+                                              example("reference.py").string(), "--backend",
+                                              "opencl", "--timeout", "5", "--json"});
+  const auto took = std::chrono::steady_clock::now() - started;
+  fs::remove_all(dir);
+  ASSERT_EQ(run.exitCode, 3) << run.out << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["error"]["stage"], "timeout") << j.dump(2);
+  EXPECT_TRUE(j["launches"].empty());
+  EXPECT_LT(took, std::chrono::seconds(120));  // the reference's few seconds, then 5 s
+}
+
+TEST(ProfileCli, CtrlCStopsTheRun) {
+  const fs::path dir = hangingCandidate("interrupt");
+  const auto run = testing::interruptWhenSeen(
+      {CRUCIBLE_TEST_CLI, "profile", (dir / "hangs.py").string(), "--reference",
+       example("reference.py").string(), "--backend", "opencl", "--timeout", "300"},
+      "[time]");
+  fs::remove_all(dir);
+  ASSERT_TRUE(run.sawMarker) << run.err;
+  ASSERT_TRUE(run.exited) << run.err;
+  EXPECT_EQ(run.exitCode, 3) << run.err;
+  EXPECT_NE(run.err.find("cancelled"), std::string::npos) << run.err;
+  EXPECT_LT(run.afterInterrupt, std::chrono::seconds(30));  // not the 300 s timeout
 }
 
 TEST(ProfileCli, BadUsageExitsTwo) {
