@@ -30,6 +30,10 @@ int runTasksExport(const std::vector<std::string>& args, const std::filesystem::
 /// `crucible synth REFERENCE [-n N] [--backend B] [--out DIR] [--json]` (synth_command.cpp).
 int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible profile CANDIDATE --reference REFERENCE [--backend B] [--calls N] [--json]`
+/// (profile_command.cpp).
+int runProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 /// `crucible bench DIR [options]` and `crucible bench --compare FILE` (bench_command.cpp).
 int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

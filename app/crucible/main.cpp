@@ -15,6 +15,8 @@ constexpr const char* kUsage =
     "  sessions list | show ID            read back stored sessions\n"
     "  tasks synth | list                 synthesize reference tasks; list a task folder\n"
     "  synth REFERENCE.py                 the built-in synthesizer's candidates (unverified)\n"
+    "  profile CANDIDATE.py --reference REFERENCE.py   each kernel launch timed, counted and\n"
+    "                                     placed against the device's measured peaks\n"
     "  bench DIR                          generate and verify every task; KernelBench metrics\n"
     "  serve                              an evaluation service over HTTP (RL rewards)\n"
     "\n"
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "verify") return crucible::cli::runVerify(args, std::cout, std::cerr);
   if (command == "synth") return crucible::cli::runSynth(args, std::cout, std::cerr);
+  if (command == "profile") return crucible::cli::runProfile(args, std::cout, std::cerr);
   if (command == "generate") return crucible::cli::runGenerate(args, std::cout, std::cerr);
   if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
   if (command == "tasks") return crucible::cli::runTasks(args, std::cout, std::cerr);

@@ -212,7 +212,9 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
                              std::vector<std::string> writable, double timeoutSeconds,
                              std::optional<std::uint64_t> memory, const StageHooks& hooks) {
   json job = givenJob;
-  const bool onDevice = stage == "reference" || stage == "baseline" || stage == "candidate";
+  // The profile stage runs the candidate on the device too (`crucible profile`).
+  const bool runsCandidate = stage == "candidate" || stage == "profile";
+  const bool onDevice = stage == "reference" || stage == "baseline" || runsCandidate;
   if (onDevice) {
     // The stages that run and time work on the device take turns with other verifications'.
     if (auto lock = deviceLockPrefix(backend_)) {
@@ -253,7 +255,7 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   readOnly.push_back(pythonPrefix.string());
   readOnly.push_back(fs::path(worker_.workerScript).parent_path().string());
   readOnly.push_back(jobFile.string());
-  if (backend_ == "opencl" && stage == "candidate") {
+  if (backend_ == "opencl" && runsCandidate) {
     addOpenclCompiler(spec, scratch, tclLibrary_, openclDevice_, readOnly);
   }
   // The worker raises the kernel's own walls (Landlock, seccomp) from this plan before it

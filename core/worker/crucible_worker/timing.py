@@ -216,8 +216,12 @@ def device_peak(device):
         flops = _matmul_gflops(device, matmul_n, dtype, runs)
     if cuda:
         torch.cuda.empty_cache()
+    clock = "CUDA events" if cuda else f"the host clock, {torch.get_num_threads()} threads"
+    method = (f"bandwidth: a {copy_bytes >> 20} MiB float32 copy, bytes read plus written; "
+              f"FLOP rate: a {matmul_n}^3 {str(dtype).removeprefix('torch.')} torch.mm; "
+              f"best of {runs} each, {clock}")
     return {"kind": device.type, "name": name, "bandwidth_gbs": round(bandwidth, 2),
-            "peak_gflops": round(flops, 1)}
+            "peak_gflops": round(flops, 1), "method": method}
 
 
 def _best_ms(device, fn, runs):
