@@ -1,6 +1,7 @@
 """Dispatches a stage: static, reference, baseline (the reference's timer), candidate, trace (the
-synthesizer's op graph) or synthcheck (the run check of `crucible tasks synth`); or serves as the
-fork server that starts them (fork_server.py). docs/WORKER_PROTOCOL.md."""
+synthesizer's op graph), synthcheck (the run check of `crucible tasks synth`) or ir (what runs,
+kernel by kernel, for `crucible ir`); or serves as the fork server that starts them
+(fork_server.py). docs/WORKER_PROTOCOL.md."""
 import inspect
 import json
 import sys
@@ -9,7 +10,7 @@ import traceback
 from . import input_monitor, os_sandbox
 from .channel import open_channel
 
-STAGES = ("static", "reference", "baseline", "candidate", "synthcheck", "trace")
+STAGES = ("static", "reference", "baseline", "candidate", "synthcheck", "trace", "ir")
 
 
 def _stage_module(stage):
@@ -23,6 +24,8 @@ def _stage_module(stage):
         from . import synth_check_stage as module
     elif stage == "trace":
         from . import trace_stage as module
+    elif stage == "ir":
+        from . import ir_stage as module
     else:
         from . import candidate_stage as module
     return module
