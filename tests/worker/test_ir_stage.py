@@ -47,6 +47,27 @@ class ModelNew(nn.Module):
         return out
 """
 
+ROW_MAX = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    tl.store(out_ptr, tl.max(x, axis=0))  # the max
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty(1)
+        row_max_kernel[(1,)](x, out, x.numel(), BLOCK=1024)
+        return out
+"""
+
 FAILING = """\
 import torch.nn as nn
 
@@ -146,6 +167,18 @@ def test_cuda_without_a_gpu_compiles_the_captured_launches_for_a_default_target(
     assert f'candidate.py":{load_line}:' in text["ttir"]
     assert f".loc\t1 {load_line} " in text["ptx"]
     assert "!DILocation(line: " + str(load_line) in text["llir"]
+
+
+def test_cuda_without_a_gpu_compiles_kernels_calling_tritons_own_jit_functions(tmp_path):
+    # tl.max is a @jit function of triton.language: the interpreter wraps it (and patches the
+    # language while it runs), the compile afterwards must see Triton's own again.
+    facts = run_ir(tmp_path, ROW_MAX, "cuda")
+    assert facts["error"] is None, facts["error"]
+    kernel = facts["kernels"][0]
+    assert kernel["error"] is None, kernel["error"]
+    ttir = kernel["levels"][0]["text"]
+    assert "tt.reduce" in ttir
+    assert f'candidate.py":{mark_line(ROW_MAX, "# the max")}:' in ttir
 
 
 def test_interpret_compiles_nothing_and_says_so(tmp_path):

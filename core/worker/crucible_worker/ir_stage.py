@@ -28,6 +28,7 @@ CUDA_LEVELS = ("ttir", "ttgir", "llir", "ptx")
 DEFAULT_TARGET = ("cuda", 90, 32)  # compiled for when no GPU is visible
 MAX_KERNELS = 32
 MAX_TEXT = 4 << 20  # characters per level; the rest is cut
+_MISSING = object()
 
 
 def run(job, channel):
@@ -55,8 +56,8 @@ def run(job, channel):
         facts["note"] = "the interpret backend compiles nothing: Triton's interpreter runs " \
                         "the kernels' Python directly"
     elif backend == "cuda" and not gpu:
-        facts["note"] = (f"no GPU visible: launches captured on Triton's interpreter, kernels "
-                         f"compiled for {facts['target']} without a device")
+        facts["note"] = ("no GPU visible: the launches were captured on Triton's interpreter "
+                         f"and each kernel compiled for sm_{DEFAULT_TARGET[1]} without a device")
     return facts
 
 
@@ -244,10 +245,10 @@ class _InterpretedCudaCapture:
     compiled for DEFAULT_TARGET the way JITFunction.run would on that device."""
 
     def __init__(self):
-        from triton.runtime.interpreter import InterpretedFunction
-        self.interpreted = InterpretedFunction
+        from triton.runtime import interpreter
+        self.interpreted = interpreter.InterpretedFunction
         self.launches = []  # (python function, args, kwargs)
-        original = InterpretedFunction.run
+        original = interpreter.InterpretedFunction.run
         launches = self.launches
 
         def run(fn, *args, **kwargs):
@@ -255,11 +256,33 @@ class _InterpretedCudaCapture:
                 launches.append((fn.fn, args, dict(kwargs)))
             return original(fn, *args, **kwargs)
 
-        InterpretedFunction.run = run
+        interpreter.InterpretedFunction.run = run
+        # The interpreter patches triton.language with its own builtins, and leaves some patched
+        # (a call of a @jit function inside a kernel, tl.max for one): the values before the
+        # first patch are kept here and put back before compiling.
+        self.pristine = {}
+        pristine, set_attr = self.pristine, interpreter._LangPatchScope.set_attr
+
+        def keep_pristine(scope, obj, name, value):
+            pristine.setdefault((id(obj), name), (obj, name, getattr(obj, name, _MISSING)))
+            return set_attr(scope, obj, name, value)
+
+        interpreter._LangPatchScope.set_attr = keep_pristine
+
+    def _unpatch_language(self):
+        for obj, name, value in self.pristine.values():
+            if value is _MISSING:
+                if hasattr(obj, name):
+                    delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+        self.pristine.clear()
 
     def collect(self, path):
         from triton.backends.compiler import GPUTarget
         from triton.compiler import make_backend
+        self._unpatch_language()
+        os.environ["TRITON_INTERPRET"] = "0"
         target = GPUTarget(*DEFAULT_TARGET)
         backend = make_backend(target)
         seen, out = set(), []
@@ -302,15 +325,22 @@ class _InterpretedCudaCapture:
 
 
 class _jit_helpers:
-    """While a kernel compiles: the @triton.jit helpers it calls, which the interpreter wrapped,
-    seen by the compiler as JIT functions (in every module their globals reach)."""
+    """While a kernel compiles: the @triton.jit functions it calls (its own helpers and
+    Triton's), which the interpreter wrapped, seen by the compiler as JIT functions (in every
+    module their globals reach)."""
 
     def __init__(self, fn, interpreted, jit_function):
         self.fn, self.interpreted, self.jit_function = fn, interpreted, jit_function
         self.saved = []
 
     def __enter__(self):
-        todo, seen = [self.fn.__globals__], set()
+        import sys
+        # Triton's own @jit functions (tl.max, tl.sum, ...) were wrapped when triton.language
+        # was imported under the interpreter.
+        todo = [vars(m) for n, m in list(sys.modules.items())
+                if m is not None and (n == "triton.language" or n.startswith("triton.language."))]
+        todo.append(self.fn.__globals__)
+        seen = set()
         while todo:
             scope = todo.pop()
             if id(scope) in seen:
