@@ -30,6 +30,10 @@ int runTasksExport(const std::vector<std::string>& args, const std::filesystem::
 /// `crucible synth REFERENCE [-n N] [--backend B] [--out DIR] [--json]` (synth_command.cpp).
 int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+/// `crucible ir CANDIDATE --reference REFERENCE [--backend B] [--level L] [--json]`
+/// (ir_command.cpp).
+int runIr(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 /// `crucible bench DIR [options]` and `crucible bench --compare FILE` (bench_command.cpp).
 int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
