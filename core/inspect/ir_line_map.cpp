@@ -56,11 +56,14 @@ bool consume(std::string_view& s, std::string_view prefix) {
 
 // ---- MLIR ----------------------------------------------------------------------------------
 
-/// The text inside `loc(` ... `)` starting at `open` (the index of the '('), or nullopt.
-std::optional<std::string_view> parenthesised(std::string_view s, std::size_t open) {
+/// Walks `s` from `from`, skipping quoted strings, calling `visit(i, depth)` at each character
+/// outside them with the bracket depth before it ('(' and '[' open, ')' and ']' close) until
+/// it returns true; the index it stopped at, or s.size().
+template <typename Visit>
+std::size_t scanBrackets(std::string_view s, std::size_t from, Visit visit) {
   int depth = 0;
   bool inString = false;
-  for (std::size_t i = open; i < s.size(); ++i) {
+  for (std::size_t i = from; i < s.size(); ++i) {
     const char c = s[i];
     if (inString) {
       if (c == '\\')
@@ -70,10 +73,20 @@ std::optional<std::string_view> parenthesised(std::string_view s, std::size_t op
       continue;
     }
     if (c == '"') inString = true;
+    if (visit(i, depth)) return i;
     if (c == '(' || c == '[') ++depth;
-    if ((c == ')' || c == ']') && --depth == 0) return s.substr(open + 1, i - open - 1);
+    if (c == ')' || c == ']') --depth;
   }
-  return std::nullopt;
+  return s.size();
+}
+
+/// The text inside `loc(` ... `)` starting at `open` (the index of the '('), or nullopt.
+std::optional<std::string_view> parenthesised(std::string_view s, std::size_t open) {
+  const auto close = scanBrackets(s, open, [&](std::size_t i, int depth) {
+    return depth == 1 && (s[i] == ')' || s[i] == ']');
+  });
+  if (close >= s.size()) return std::nullopt;
+  return s.substr(open + 1, close - open - 1);
 }
 
 class MlirLocations {
@@ -130,25 +143,11 @@ class MlirLocations {
 
   /// The first of comma-separated locations (at nesting depth 0) that resolves.
   std::optional<int> firstOf(std::string_view list, int depth) {
-    int nesting = 0;
-    bool inString = false;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= list.size(); ++i) {
-      const char c = i < list.size() ? list[i] : ',';
-      if (inString) {
-        if (c == '\\')
-          ++i;
-        else if (c == '"')
-          inString = false;
-        continue;
-      }
-      if (c == '"') inString = true;
-      if (c == '(' || c == '[') ++nesting;
-      if (c == ')' || c == ']') --nesting;
-      if (c == ',' && nesting == 0) {
-        if (auto line = resolve(list.substr(start, i - start), depth + 1)) return line;
-        start = i + 1;
-      }
+    for (std::size_t start = 0; start <= list.size();) {
+      const auto comma = scanBrackets(
+          list, start, [&](std::size_t i, int nesting) { return nesting == 0 && list[i] == ','; });
+      if (auto line = resolve(list.substr(start, comma - start), depth + 1)) return line;
+      start = comma + 1;
     }
     return std::nullopt;
   }

@@ -90,6 +90,25 @@ TEST(IrCli, OpenclShowsTheCompiledCWithEachLinesPythonLine) {
   EXPECT_NE(text.out.find("    16 |   for ("), std::string::npos) << text.out;
 }
 
+TEST(IrCli, CudaWithoutAGpuShowsTritonsLevelsMappedToTheKernel) {
+  const fs::path candidate = kExample / "candidate.py";
+  const auto run = ir({"--backend", "cuda", "--json"}, candidate);
+  ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+  const auto report = inspect::kernelIrReportFromJson(nlohmann::json::parse(run.out));
+  ASSERT_EQ(report.kernels.size(), 1u);
+  const auto& kernel = report.kernels[0];
+  ASSERT_FALSE(kernel.error) << kernel.error->message;
+  ASSERT_EQ(kernel.levels.size(), 4u);
+  const int loadLine = lineHolding(candidate, "x = tl.load(x_ptr");
+  const int storeLine = lineHolding(candidate, "tl.store(out_ptr");
+  for (const auto& level : kernel.levels) EXPECT_FALSE(level.error) << level.name;
+  EXPECT_EQ(kernel.levels[0].name, "ttir");
+  EXPECT_EQ(linesOf(kernel.levels[0], "tt.load"), std::set<int>{loadLine});
+  EXPECT_EQ(linesOf(kernel.levels[0], "tt.store"), std::set<int>{storeLine});
+  EXPECT_EQ(kernel.levels[3].name, "ptx");
+  EXPECT_TRUE(linesOf(kernel.levels[3], "ld.global").count(loadLine));
+}
+
 TEST(IrCli, InterpretCompilesNothingAndSaysSo) {
   const auto run = ir({"--backend", "interpret", "--json"}, kExample / "candidate.py");
   ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
