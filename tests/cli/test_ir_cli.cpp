@@ -136,6 +136,19 @@ TEST(IrCli, ACandidateThatFailsExitsOneWithItsLine) {
       << run.err;
 }
 
+TEST(IrCli, ACandidateThatHangsIsStoppedAtTheTimeout) {
+  const fs::path candidate =
+      fs::temp_directory_path() / ("crucible-ir-hangs-" + std::to_string(::getpid()) + ".py");
+  std::ofstream(candidate) << "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                              "    def forward(self, x):\n"
+                              "        while True:\n"
+                              "            pass\n";
+  const auto run = ir({"--backend", "interpret", "--timeout", "3"}, candidate);
+  fs::remove(candidate);
+  EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+  EXPECT_NE(run.err.find("did not finish in time"), std::string::npos) << run.err;
+}
+
 TEST(IrCli, BadUsageExitsTwoNamingTheProblem) {
   auto run = testing::runProgram(CRUCIBLE_TEST_CLI, {"ir", "c.py"});
   EXPECT_EQ(run.exitCode, 2);
