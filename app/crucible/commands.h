@@ -33,6 +33,9 @@ int runSynth(const std::vector<std::string>& args, std::ostream& out, std::ostre
 /// `crucible profile CANDIDATE --reference REFERENCE [--backend B] [--calls N] [--json]`
 /// (profile_command.cpp).
 int runProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// `crucible ir CANDIDATE --reference REFERENCE [--backend B] [--level L] [--json]`
+/// (ir_command.cpp).
+int runIr(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 /// `crucible bench DIR [options]` and `crucible bench --compare FILE` (bench_command.cpp).
 int runBench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "  sessions list | show ID            read back stored sessions\n"
     "  tasks synth | list                 synthesize reference tasks; list a task folder\n"
     "  synth REFERENCE.py                 the built-in synthesizer's candidates (unverified)\n"
+    "  ir CANDIDATE.py --reference REF.py what each kernel compiles to, by Python line\n"
     "  profile CANDIDATE.py --reference REFERENCE.py   each kernel launch timed, counted and\n"
     "                                     placed against the device's measured peaks\n"
     "  bench DIR                          generate and verify every task; KernelBench metrics\n"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (command == "generate") return crucible::cli::runGenerate(args, std::cout, std::cerr);
   if (command == "sessions") return crucible::cli::runSessions(args, std::cout, std::cerr);
   if (command == "tasks") return crucible::cli::runTasks(args, std::cout, std::cerr);
+  if (command == "ir") return crucible::cli::runIr(args, std::cout, std::cerr);
   if (command == "bench") return crucible::cli::runBench(args, std::cout, std::cerr);
   if (command == "serve") return crucible::cli::runServe(args, std::cout, std::cerr);
   if (command == "lane") return crucible::cli::runLane(args, std::cout, std::cerr);

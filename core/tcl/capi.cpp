@@ -11,6 +11,7 @@
 struct TclKernel {
   crucible::tcl::CompiledSource compiled;
   crucible::tcl::KernelHandle* handle = nullptr;
+  std::string lineMapJson;
 };
 
 namespace {
@@ -30,6 +31,7 @@ TclKernel* tcl_compile(const char* spec_json, char* error, size_t error_size) {
     auto spec = nlohmann::json::parse(spec_json);
     auto k = std::make_unique<TclKernel>();
     k->compiled = crucible::tcl::compileSpec(spec);
+    k->lineMapJson = nlohmann::json(k->compiled.lineMap).dump();
     k->handle = crucible::tcl::Runtime::get().kernel(k->compiled.source, k->compiled.kernelName);
     return k.release();
   } catch (const crucible::tcl::CompileError& e) {
@@ -44,6 +46,10 @@ TclKernel* tcl_compile(const char* spec_json, char* error, size_t error_size) {
 
 const char* tcl_kernel_source(const TclKernel* kernel) {
   return kernel ? kernel->compiled.source.c_str() : "";
+}
+
+const char* tcl_kernel_line_map(const TclKernel* kernel) {
+  return kernel ? kernel->lineMapJson.c_str() : "[]";
 }
 
 int tcl_kernel_num_params(const TclKernel* kernel) {

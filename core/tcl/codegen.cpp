@@ -152,6 +152,7 @@ std::string Codegen::fresh(const char* prefix) {
 }
 
 std::ostream& Codegen::line() {
+  marks_.emplace_back(static_cast<std::streamoff>(body_.tellp()), pyLine_);
   for (int i = 0; i < indent_; ++i) body_ << "  ";
   return body_;
 }
@@ -371,6 +372,10 @@ NodeP Codegen::materialize(const NodeP& n, bool force) {
   if (!force &&
       (n->op == Op::Var || n->op == Op::Array || n->op == Op::ConstInt || n->op == Op::ConstFloat))
     return n;
+  // A value evaluated away from its statement (a load ahead of a store, a block computed once
+  // for several readers) is attributed to the line that defined it.
+  const int statementLine = pyLine_;
+  if (n->line != 0) pyLine_ = n->line;
   std::string ct = n->type.pointer ? "__global " + storageCType(n->type.dtype) + "*"
                                    : computeCType(n->type.dtype);
   NodeP r;
@@ -388,6 +393,7 @@ NodeP Codegen::materialize(const NodeP& n, bool force) {
     }
     r = makeNode(Op::Array, n->type, {}, v);
   }
+  pyLine_ = statementLine;
   const_cast<Node&>(*r).ptrRoot = n->ptrRoot;
   return r;
 }
@@ -1015,7 +1021,7 @@ std::string Codegen::expr(const NodeP& np, const std::vector<std::string>& idx) 
   return "0";
 }
 
-std::string Codegen::source() const {
+std::string Codegen::header() const {
   std::ostringstream s;
   s << kPrelude;
   if (checked_) s << kCheckedPrelude;
@@ -1041,8 +1047,30 @@ std::string Codegen::source() const {
     else if (p.type.dtype == DType::I1)
       s << "  const int " << p.name << " = " << p.name << "_u8 != 0;\n";
   }
-  s << hoisted_.str() << body_.str() << "}\n";
   return s.str();
+}
+
+std::string Codegen::source() const {
+  return header() + hoisted_.str() + body_.str() + "}\n";
+}
+
+std::vector<int> Codegen::lineMap() const {
+  const std::string before = header() + hoisted_.str();
+  std::vector<int> lines(static_cast<size_t>(std::count(before.begin(), before.end(), '\n')), 0);
+  const std::string body = body_.str();
+  size_t mark = 0;
+  int current = 0;
+  for (size_t start = 0; start < body.size();) {
+    // The last line() call that began at or before this line's start names its Python line.
+    while (mark < marks_.size() && static_cast<size_t>(marks_[mark].first) <= start)
+      current = marks_[mark++].second;
+    lines.push_back(current);
+    const size_t end = body.find('\n', start);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  lines.push_back(0);  // the kernel's closing brace
+  return lines;
 }
 
 }  // namespace crucible::tcl

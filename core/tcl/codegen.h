@@ -99,8 +99,15 @@ class Codegen {
   void earlyReturn();
   NodeP declareLoopVar(DType dtype);
 
+  /// The Python line of the statement now being generated (0: none); each C line emitted from
+  /// here on is attributed to it (a value materialised away from its statement, to the line
+  /// that defined it: Node::line).
+  void setPythonLine(int line) { pyLine_ = line; }
   /// The whole translation unit.
   std::string source() const;
+  /// For each line of source(), the kernel's Python line it was generated for (0: none, as for
+  /// the prelude, the helpers and the parameter setup).
+  std::vector<int> lineMap() const;
   const std::vector<Param>& params() const { return params_; }
   const std::string& kernelName() const { return kernelName_; }
 
@@ -110,6 +117,8 @@ class Codegen {
  private:
   std::string fresh(const char* prefix);
   std::ostream& line();
+  /// Everything source() holds before the hoisted declarations and the body.
+  std::string header() const;
   std::string linear(const Shape& shape, const std::vector<std::string>& idx) const;
   /// The index into a block of shape `from` of element `idx` of its reshape to `to`.
   std::vector<std::string> reshapeIndex(const Shape& from, const Shape& to,
@@ -176,6 +185,9 @@ class Codegen {
   std::string kernelName_;
   std::vector<Param> params_;
   std::ostringstream body_;
+  // Where in body_ each line() began, with the Python line then current (lineMap()).
+  std::vector<std::pair<std::streamoff, int>> marks_;
+  int pyLine_ = 0;
   std::ostringstream hoisted_;
   std::vector<std::string> helpers_;  // functions emitted after the prelude, each once
   bool checked_ = false;

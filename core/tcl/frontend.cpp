@@ -151,7 +151,7 @@ class Frontend {
       execBlock(fn.at("body"));
     } catch (ReturnSignal&) {
     }
-    return {cg_.kernelName(), cg_.source(), cg_.params(), cg_.checked()};
+    return {cg_.kernelName(), cg_.source(), cg_.params(), cg_.checked(), cg_.lineMap()};
   }
 
  private:
@@ -1473,6 +1473,7 @@ class Frontend {
     depth_ = savedDepth;
     loopDepth_ = savedLoops;
     line_ = savedLine;
+    cg_.setPythonLine(line_);  // the rest of the calling statement is the caller's line
     return result;
   }
 
@@ -1779,6 +1780,11 @@ class Frontend {
       // An expensive block that later statements read twice or more (softmax's exp, used by
       // the sum and the store) is computed once into storage too.
       Value bound = v;
+      // The value's own line, for the C line map: where it is evaluated later (ahead of a
+      // store, or once for several readers) its code is attributed to this statement.
+      if (v.kind == Value::Tensor && v.node->line == 0 && v.node->op != Op::Var &&
+          v.node->op != Op::Array && v.node->op != Op::ConstInt && v.node->op != Op::ConstFloat)
+        const_cast<Node&>(*v.node).line = line_;
       if (v.kind == Value::Tensor && v.node->type.shape.empty() && v.node->op != Op::Var &&
           v.node->op != Op::ConstInt && v.node->op != Op::ConstFloat)
         bound.node = cg_.materialize(v.node);
@@ -1801,6 +1807,7 @@ class Frontend {
 
   void exec(const json& s) {
     line_ = s.value("lineno", line_);
+    cg_.setPythonLine(line_);
     const std::string& t = s.at("_type");
     if (t == "Expr") {
       eval(s.at("value"));

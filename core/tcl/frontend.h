@@ -18,6 +18,8 @@ struct CompiledSource {
   /// storage's byte size, and a trailing `long[5]` buffer receives the first out-of-bounds
   /// access (set flag, kernel line, parameter index, byte offset from the storage, kind).
   bool checked = false;
+  /// For each line of `source`, the kernel's Python line it was generated for (0: none).
+  std::vector<int> lineMap;
 };
 
 /// Compiles a specialisation. Throws CompileError (with the kernel line) for errors in the

@@ -45,7 +45,8 @@ struct Node {
   double fval = 0;
   int axis = 0;
   std::vector<int> perm;  // Transpose
-  int line = 0;           // Load: the kernel line (bounds-checked mode's report)
+  int line = 0;  // Load: the kernel line (bounds-checked mode's report); a value bound to a
+                 // name: the line of that statement (the C line map); else 0
   // Pointers: the kernel parameter (C name) the address derives from; "*" when it may come
   // from several (a select between pointer arguments).
   std::string ptrRoot;

@@ -39,6 +39,11 @@ TclKernel* tcl_compile(const char* spec_json, char* error, size_t error_size);
 /// The generated OpenCL C source (valid until tcl_free).
 const char* tcl_kernel_source(const TclKernel* kernel);
 
+/// For each line of tcl_kernel_source's text, the Python line (in the kernel's file) it was
+/// generated for, 0 for none (the prelude, helpers, parameter setup): a JSON array of integers,
+/// valid until tcl_free.
+const char* tcl_kernel_line_map(const TclKernel* kernel);
+
 /// Number of runtime parameters tcl_launch expects.
 int tcl_kernel_num_params(const TclKernel* kernel);
 

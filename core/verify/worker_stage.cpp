@@ -255,7 +255,10 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   readOnly.push_back(pythonPrefix.string());
   readOnly.push_back(fs::path(worker_.workerScript).parent_path().string());
   readOnly.push_back(jobFile.string());
-  if (backend_ == "opencl" && runsCandidate) {
+  // The stages that run the candidate's kernels: the candidate, `profile` and `ir`
+  // (core/inspect).
+  const bool runsKernels = runsCandidate || stage == "ir";
+  if (backend_ == "opencl" && runsKernels) {
     addOpenclCompiler(spec, scratch, tclLibrary_, openclDevice_, readOnly);
   }
   // The worker raises the kernel's own walls (Landlock, seccomp) from this plan before it
@@ -266,12 +269,11 @@ StageResult StageRunner::run(const std::string& stage, const json& givenJob,
   spec.env["TMPDIR"] = tmp.string();
   writable.push_back(scratch.string());
   if (stage == "baseline") addBaselineCompileCache(spec, writable);
-  spec.env["CRUCIBLE_SANDBOX"] = json{
-      {"read", readOnly},
-      {"write", writable},
-      {"hidden", hiddenFolders(stage)},
-      {"gpu", backend_ == "cuda" &&
-                  onDevice}}.dump();
+  spec.env["CRUCIBLE_SANDBOX"] = json{{"read", readOnly},
+                                      {"write", writable},
+                                      {"hidden", hiddenFolders(stage)},
+                                      {"gpu", backend_ == "cuda" && (onDevice || runsKernels)}}
+                                     .dump();
   spec.sandbox.readOnlyPaths = std::move(readOnly);
   spec.sandbox.writablePaths = std::move(writable);
   const auto server = stageForkServer(worker_, backend_, tclLibrary_);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -514,6 +515,70 @@ TEST(TclCompiler, ErrorsAreMessagesNotCrashes) {
   EXPECT_EQ(k.error, "line 3: tl.arange's range must be a power of 2, got 10");
   uint64_t grid[3] = {1, 1, 1};
   EXPECT_NE(tcl_launch(nullptr, grid, nullptr, 0, err, sizeof err), 0);
+}
+
+/// The C text's lines and the line map tcl_kernel_line_map gives for them.
+struct MappedSource {
+  std::vector<std::string> lines;
+  std::vector<int> map;
+};
+
+MappedSource mappedSource(const Kernel& k) {
+  MappedSource m;
+  const std::string text = tcl_kernel_source(k.k);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    m.lines.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  m.map = json::parse(tcl_kernel_line_map(k.k)).get<std::vector<int>>();
+  return m;
+}
+
+/// The Python lines of the C lines containing `needle`.
+std::set<int> linesOf(const MappedSource& m, const std::string& needle) {
+  std::set<int> lines;
+  for (std::size_t i = 0; i < m.lines.size(); ++i)
+    if (m.lines[i].find(needle) != std::string::npos) lines.insert(m.map[i]);
+  return lines;
+}
+
+TEST(TclLineMap, EveryCLineNamesThePythonStatementItWasGeneratedFor) {
+  Kernel k(Spec("add", vectorAddBody(), addArgs("fp32", 128)));
+  ASSERT_TRUE(k.k) << k.error;
+  const MappedSource m = mappedSource(k);
+  ASSERT_EQ(m.map.size(), m.lines.size());
+  EXPECT_EQ(m.map.front(), 0);  // the prelude comes from no Python line
+  EXPECT_EQ(m.map.back(), 0);   // nor does the kernel's closing brace
+  EXPECT_EQ(linesOf(m, "get_group_id(0)"), std::set<int>{2});  // pid = tl.program_id(axis=0)
+  EXPECT_EQ(linesOf(m, "__kernel void"), std::set<int>{0});
+  // The loads are fused into the store's loop: its lines are the store's statement.
+  EXPECT_EQ(linesOf(m, "(a_o_ptr + "), std::set<int>{6});
+  EXPECT_EQ(linesOf(m, "(a_a_ptr + "), std::set<int>{6});
+  for (std::size_t i = 0; i < m.map.size(); ++i) {
+    EXPECT_TRUE(m.map[i] == 0 || (m.map[i] >= 2 && m.map[i] <= 6)) << i << ": " << m.lines[i];
+  }
+}
+
+TEST(TclLineMap, AValueEvaluatedAheadOfItsUseKeepsItsOwnLine) {
+  // a = tl.load(a_ptr + offs) (line 5) is read again after the first store (line 6), so its
+  // value is kept from before that store, in lines of their own, which name line 5.
+  json body = vectorAddBody();
+  g_line = 7;
+  body["body"].push_back(
+      Expr(Call(Tl("store"), {Bin("Add", N("b_ptr"), N("offs")), N("a")}, {{"mask", N("mask")}})));
+  Kernel k(Spec("add", body, addArgs("fp32", 64)));
+  ASSERT_TRUE(k.k) << k.error;
+  const MappedSource m = mappedSource(k);
+  ASSERT_EQ(m.map.size(), m.lines.size());
+  // Evaluated ahead, on lines of its own (5); the first store still reads a fused (6).
+  EXPECT_EQ(linesOf(m, "(a_a_ptr + "), (std::set<int>{5, 6})) << tcl_kernel_source(k.k);
+  EXPECT_EQ(linesOf(m, "t1 + kv"), (std::set<int>{5, 7}));  // written at 5, stored at 7
+  EXPECT_EQ(linesOf(m, "(a_o_ptr + "), std::set<int>{6});
+  // b_ptr is read by the first store (fused) and written by the second.
+  EXPECT_EQ(linesOf(m, "(a_b_ptr + "), (std::set<int>{6, 7}));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 """Dispatches a stage: static, reference, baseline (the reference's timer), candidate, trace (the
-synthesizer's op graph), synthcheck (the run check of `crucible tasks synth`) or profile (a
-candidate's launches timed or counted, `crucible profile`); or serves as the fork server that
-starts them (fork_server.py). docs/WORKER_PROTOCOL.md."""
+synthesizer's op graph), synthcheck (the run check of `crucible tasks synth`), profile (a
+candidate's launches timed or counted, `crucible profile`) or ir (what runs, kernel by kernel,
+for `crucible ir`); or serves as the fork server that starts them (fork_server.py).
+docs/WORKER_PROTOCOL.md."""
 import inspect
 import json
 import sys
@@ -10,7 +11,8 @@ import traceback
 from . import input_monitor, os_sandbox
 from .channel import open_channel
 
-STAGES = ("static", "reference", "baseline", "candidate", "synthcheck", "trace", "profile")
+STAGES = ("static", "reference", "baseline", "candidate", "synthcheck", "trace", "profile",
+          "ir")
 
 
 def _stage_module(stage):
@@ -26,6 +28,8 @@ def _stage_module(stage):
         from . import trace_stage as module
     elif stage == "profile":
         from . import profile_stage as module
+    elif stage == "ir":
+        from . import ir_stage as module
     else:
         from . import candidate_stage as module
     return module

@@ -89,6 +89,8 @@ def _library():
         lib.tcl_compile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         lib.tcl_kernel_source.restype = ctypes.c_char_p
         lib.tcl_kernel_source.argtypes = [ctypes.c_void_p]
+        lib.tcl_kernel_line_map.restype = ctypes.c_char_p
+        lib.tcl_kernel_line_map.argtypes = [ctypes.c_void_p]
         lib.tcl_launch.restype = ctypes.c_int
         lib.tcl_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
                                    ctypes.POINTER(_TclArg), ctypes.c_size_t, ctypes.c_char_p,
@@ -318,6 +320,15 @@ class JITFunction:
         if key not in self._kernels:
             self._kernels[key] = self._compile(specs, _checked)
         return _library().tcl_kernel_source(self._kernels[key]).decode()
+
+
+def kernel_ir(handle):
+    """(OpenCL C, line map) of a compiled kernel: the C that PoCL builds, and for each of its
+    lines the kernel's Python line it was generated for (None for none)."""
+    lib = _library()
+    text = lib.tcl_kernel_source(handle).decode(errors="replace")
+    lines = json.loads(lib.tcl_kernel_line_map(handle).decode())
+    return text, [line or None for line in lines]
 
 
 def jit(fn=None, *, do_not_specialize=None, **_ignored):
