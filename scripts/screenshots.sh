@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Renders the workbench's main states (verified, incorrect, compare, sessions, generated) under
-# Xvfb into docs/screenshots/ as small PNGs, verified on the default backend (auto: opencl on a
-# machine without an NVIDIA GPU). Needs a configured build (scripts/setup.sh) and xvfb-run.
+# Renders the workbench's main states (generated, ir, profile, verified, incorrect, compare,
+# sessions) under Xvfb into docs/screenshots/ as small PNGs, on the default backend (auto:
+# opencl on a machine without an NVIDIA GPU). Needs a configured build (scripts/setup.sh) and
+# xvfb-run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

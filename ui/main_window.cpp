@@ -24,6 +24,8 @@
 #include "ui/panes/candidates_pane.h"
 #include "ui/panes/compare_pane.h"
 #include "ui/panes/generation_pane.h"
+#include "ui/panes/ir_pane.h"
+#include "ui/panes/profile_pane.h"
 #include "ui/panes/reference_pane.h"
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
@@ -105,6 +107,11 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   centralTabs_->setDocumentMode(true);
   centralTabs_->addTab(sources, tr("Reference and candidate"));
   centralTabs_->addTab(comparePane_, tr("Compare"));
+  inspector_ = new InspectService(this);
+  irPane_ = new IrPane(controller_, inspector_);
+  profilePane_ = new ProfilePane(controller_, inspector_);
+  centralTabs_->addTab(irPane_, tr("What runs"));
+  centralTabs_->addTab(profilePane_, tr("Profile"));
   auto* central = new QWidget;
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(2, 2, 2, 2);
@@ -148,6 +155,11 @@ void MainWindow::buildPanes(const MainWindowOptions& options) {
   connect(candidatePane_, &CandidatePane::flagLineClicked, verificationPane_,
           &VerificationPane::selectFlagAtLine);
   connect(runBar_, &RunBar::verifyRequested, this, &MainWindow::verifyEditor);
+  // A launch in the profile: its line in the candidate.
+  connect(profilePane_, &ProfilePane::lineActivated, this, [this](int line) {
+    showSources();
+    candidatePane_->showLine(line);
+  });
 }
 
 void MainWindow::buildMenus() {
@@ -202,6 +214,9 @@ void MainWindow::buildMenus() {
   });
   run->addAction(tr("&Compare with Previous"), QKeySequence(tr("Ctrl+D")), this,
                  &MainWindow::showCompare);
+  run->addSeparator();
+  run->addAction(tr("What &Runs (IR)"), QKeySequence(Qt::Key_F6), this, &MainWindow::showIr);
+  run->addAction(tr("&Profile"), QKeySequence(Qt::Key_F7), this, &MainWindow::showProfile);
 
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   for (QDockWidget* d : findChildren<QDockWidget*>()) viewMenu_->addAction(d->toggleViewAction());
@@ -244,6 +259,16 @@ void MainWindow::verifyEditor() {
 void MainWindow::showCompare() {
   centralTabs_->setCurrentWidget(comparePane_);
   comparePane_->compareCurrentWithPrevious();
+}
+
+void MainWindow::showIr() {
+  centralTabs_->setCurrentWidget(irPane_);
+  irPane_->inspect(runBar_->backend());
+}
+
+void MainWindow::showProfile() {
+  centralTabs_->setCurrentWidget(profilePane_);
+  profilePane_->profile(runBar_->backend());
 }
 
 void MainWindow::showSources() {

@@ -20,6 +20,9 @@ class GenerationPane;
 class ReferencePane;
 class RunBar;
 class RunStatus;
+class InspectService;
+class IrPane;
+class ProfilePane;
 class SessionsPane;
 class VerificationPane;
 
@@ -44,6 +47,8 @@ class MainWindow : public QMainWindow {
   GenerationPane* generationPane() const { return generationPane_; }
   RunBar* runBar() const { return runBar_; }
   RunStatus* runStatus() const { return runStatus_; }
+  IrPane* irPane() const { return irPane_; }
+  ProfilePane* profilePane() const { return profilePane_; }
   QString lastError() const { return lastError_; }
 
  public slots:
@@ -52,6 +57,9 @@ class MainWindow : public QMainWindow {
   void showCompare();
   /// The reference and candidate editors again (after Compare).
   void showSources();
+  /// What the current candidate's kernels compile to (F6), and where its time goes (F7).
+  void showIr();
+  void showProfile();
   void showSessions();
   void exportCurrent();
   void showSettings();
@@ -90,7 +98,10 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QDockWidget* candidatesDock_ = nullptr;
-  QTabWidget* centralTabs_ = nullptr;  // the sources, or the comparison
+  QTabWidget* centralTabs_ = nullptr;  // the sources, the comparison, what runs, the profile
+  InspectService* inspector_ = nullptr;
+  IrPane* irPane_ = nullptr;
+  ProfilePane* profilePane_ = nullptr;
   QDockWidget* sessionsDock_ = nullptr;
   QString lastError_;
 };

@@ -26,6 +26,8 @@
 #include "ui/panes/candidates_pane.h"
 #include "ui/panes/compare_pane.h"
 #include "ui/panes/generation_pane.h"
+#include "ui/panes/ir_pane.h"
+#include "ui/panes/profile_pane.h"
 #include "ui/panes/reference_pane.h"
 #include "ui/panes/run_bar.h"
 #include "ui/panes/sessions_pane.h"
@@ -63,6 +65,8 @@ class WorkbenchTest : public QObject {
   void generatesWithTheSynthesizer();
   void comparesAndExportsGeneratedCandidates();
   void reopensTheGenerateSession();
+  void showsWhatRunsAndWhereTheTimeGoes();
+  void aReferenceFailingAtRunTimeSaysWhyInOneLine();
   void cleanupTestCase();
 
  private:
@@ -728,6 +732,83 @@ void WorkbenchTest::reopensTheGenerateSession() {
     QCOMPARE(candidates[row].plan, entry(row).plan);
     QVERIFY(candidates[row].evaluation && *candidates[row].evaluation == *entry(row).evaluation);
   }
+}
+
+void WorkbenchTest::showsWhatRunsAndWhereTheTimeGoes() {
+  // On opencl: the OpenCL C the compiler makes of the selected candidate's kernel, linked to
+  // its Python lines; then its launches timed and counted, on the roofline.
+  window_->runBar()->selectBackend("opencl");
+  if (window_->runBar()->backend().backend != "opencl") QSKIP("no OpenCL device on this machine");
+  window_->activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(window_.get()));
+  QTest::keyClick(window_.get(), Qt::Key_F6);
+  IrPane* ir = window_->irPane();
+  QTRY_VERIFY_WITH_TIMEOUT(ir->report().has_value(), kVerifyTimeoutMs);
+  QVERIFY(ir->isVisible());
+  const auto& report = *ir->report();
+  QVERIFY2(!report.error, report.error ? report.error->message.c_str() : "");
+  QVERIFY(!report.kernels.empty());
+  QCOMPARE(ir->levelTabs()->tabText(ir->levelTabs()->currentIndex()), QString("OpenCL C"));
+  QVERIFY(ir->irEditor()->text().contains("__kernel"));
+  // An IR line with a Python line: the margin names it, and the cursor on that Python line
+  // highlights the IR lines that came from it.
+  const inspect::IrLevel& level = report.kernels.front().levels.front();
+  int irLine = -1;
+  for (std::size_t i = 0; i < level.lineMap.size() && irLine < 0; ++i) {
+    if (level.lineMap[i]) irLine = static_cast<int>(i);
+  }
+  QVERIFY(irLine >= 0);
+  const int python = *level.lineMap[irLine];
+  QVERIFY(python > 0 && python <= ir->pythonEditor()->lines());
+  QCOMPARE(ir->marginLabel(irLine), QString("py %1").arg(python));
+  QVERIFY(ir->irLinesOf(python).contains(irLine));
+  ir->pythonEditor()->setCursorPosition(python == 1 ? 1 : 0, 0);  // from another line
+  ir->pythonEditor()->setCursorPosition(python - 1, 0);
+  QTRY_VERIFY(ir->irEditor()->markersAtLine(irLine) != 0);  // highlighted
+
+  QTest::keyClick(window_.get(), Qt::Key_F7);
+  ProfilePane* profile = window_->profilePane();
+  QTRY_VERIFY_WITH_TIMEOUT(profile->shown().has_value(), kVerifyTimeoutMs);
+  const KernelProfile& p = *profile->shown();
+  QVERIFY2(!p.error, p.error ? p.error->message.c_str() : "");
+  QVERIFY(!p.launches.empty());
+  QCOMPARE(profile->table()->rowCount(), static_cast<int>(p.launches.size()));
+  QVERIFY(p.launches.front().time.has_value());
+  QVERIFY(p.launches.front().counted && p.launches.front().flops.value_or(0) > 0);
+  QVERIFY(profile->plottedLaunches() >= 1);
+  // A launch's row leads to its line in the candidate.
+  QSignalSpy activated(profile, &ProfilePane::lineActivated);
+  emit profile->table()->cellDoubleClicked(0, 0);
+  QCOMPARE(activated.size(), 1);
+  QTRY_VERIFY(window_->candidatePane()->isVisible());
+  window_->runBar()->selectBackend("interpret");
+}
+
+void WorkbenchTest::aReferenceFailingAtRunTimeSaysWhyInOneLine() {
+  // Generating for a reference whose forward fails on its inputs: the reason in one line with
+  // the reference's line, not a tracer's dump with escaped newlines.
+  const QString path = dir_.filePath("fails_in_forward.py");
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write(
+      "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+      "    def forward(self, x):\n        return x @ torch.ones(3, 3)\n\n\n"
+      "def get_inputs():\n    return [torch.randn(4, 16)]\n\n\n"
+      "def get_init_inputs():\n    return []\n");
+  file.close();
+  window_->openFile(path);
+  GenerationPane* pane = window_->generationPane();
+  pane->backendBox()->selectBackend("interpret");
+  QTest::mouseClick(pane->generateButton(), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(pane->generateButton()->isEnabled(), kVerifyTimeoutMs);
+  const QString status = pane->statusText();
+  QVERIFY2(status.startsWith("Generation failed: ") &&
+               status.contains("fails_in_forward.py:7: the reference fails on its inputs: "
+                               "RuntimeError: ") &&
+               !status.contains("\\n") && !status.contains('\n') && !status.contains("node="),
+           qPrintable(status));
+  QVERIFY2(window_->runBar()->stageText().startsWith("Generation failed: "),
+           qPrintable(window_->runBar()->stageText()));
 }
 
 void WorkbenchTest::cleanupTestCase() {

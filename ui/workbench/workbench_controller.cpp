@@ -193,6 +193,30 @@ void WorkbenchController::select(int key) {
   emit currentChanged(currentKey_);
 }
 
+std::optional<WorkbenchController::JobSources> WorkbenchController::writeSources(
+    int key, const QTemporaryDir& dir) {
+  const CandidateEntry* c = workbench_->candidate(key);
+  if (!c || !workbench_->hasReference() || !dir.isValid()) return std::nullopt;
+  const JobSources sources{dir.filePath(referenceFileName()),
+                           dir.filePath(QStringLiteral("candidate.py"))};
+  for (const auto& [path, text] : {std::pair{sources.referencePath, workbench_->reference().source},
+                                   std::pair{sources.candidatePath, c->code}}) {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text.toUtf8()) < 0) {
+      emit errorOccurred(tr("Cannot write %1").arg(path));
+      return std::nullopt;
+    }
+  }
+  return sources;
+}
+
+std::optional<WorkbenchController::ScratchSources> WorkbenchController::writeCurrentSources() {
+  auto dir = std::make_shared<QTemporaryDir>();
+  const auto sources = writeSources(currentKey_, *dir);
+  if (!sources) return std::nullopt;
+  return ScratchSources{std::move(dir), *sources, currentKey_};
+}
+
 QString WorkbenchController::referenceFileName() const {
   // The candidate may import the reference by its module name: keep the file's own name.
   const auto& r = workbench_->reference();
@@ -286,16 +310,9 @@ void WorkbenchController::verify(int key, const BackendChoice& backend) {
   // The worker reads files: the reference under its own name (its stem is the module's name),
   // the candidate as it is now.
   jobFiles_ = std::make_unique<QTemporaryDir>();
-  const QString referencePath = jobFiles_->filePath(referenceFileName());
-  const QString candidatePath = jobFiles_->filePath(QStringLiteral("candidate.py"));
-  for (const auto& [path, text] : {std::pair{referencePath, workbench_->reference().source},
-                                   std::pair{candidatePath, c->code}}) {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(text.toUtf8()) < 0) {
-      emit errorOccurred(tr("Cannot write %1").arg(path));
-      return;
-    }
-  }
+  const std::optional<JobSources> sources = writeSources(key, *jobFiles_);
+  if (!sources) return;
+  const QString referencePath = sources->referencePath, candidatePath = sources->candidatePath;
   VerifyRequest request = settings_.verifyRequest();
   request.referencePath = referencePath.toStdString();
   request.candidatePath = candidatePath.toStdString();

@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QThreadPool>
 #include <memory>
+#include <optional>
 
 #include "ui/services/device_service.h"
 #include "ui/services/store_service.h"
@@ -77,6 +78,22 @@ class WorkbenchController : public QObject {
   void exportCandidate(int key, const QString& dir, bool allowUnverified);
 
   QString referenceProblem() const { return referenceProblem_; }
+
+  /// The files a job on candidate `key` reads, written into `dir`: the reference under its own
+  /// file name (its stem is the module's name) and the candidate as it is now. nullopt (and
+  /// `errorOccurred`) when they cannot be written.
+  struct JobSources {
+    QString referencePath, candidatePath;
+  };
+  std::optional<JobSources> writeSources(int key, const QTemporaryDir& dir);
+  /// The current candidate's job files in a scratch folder of their own, which lives as long as
+  /// the returned pointer (an inspection keeps it); nullopt without a reference or candidate.
+  struct ScratchSources {
+    std::shared_ptr<QTemporaryDir> dir;
+    JobSources sources;
+    int key = -1;
+  };
+  std::optional<ScratchSources> writeCurrentSources();
   /// Opens the reference's file again (after it changed on disk); a new session.
   void reloadReference();
 
