@@ -15,6 +15,7 @@
 #include "core/generate/generator_factory.h"
 #include "core/generate/pipeline.h"
 #include "core/util/locations.h"
+#include "core/verify/report_text.h"
 
 namespace crucible::cli {
 
@@ -215,7 +216,7 @@ void printTableOf(std::ostream& out, const GenerationResult& result) {
              rows, {true, true, true, false, false, true, true, false});
   if (result.best) {
     const auto& best = result.candidates[*result.best];
-    out << "best: candidate " << best.id << " (" << speedupText(best.evaluation->speedup) << ")\n";
+    out << "best: candidate " << best.id << " (" << speedupSummary(*best.evaluation) << ")\n";
   } else {
     out << "best: none verified\n";
   }

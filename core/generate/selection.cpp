@@ -1,5 +1,7 @@
 #include "core/generate/selection.h"
 
+#include "core/verify/speedup_spread.h"
+
 namespace crucible::generate {
 
 namespace {
@@ -28,6 +30,11 @@ std::optional<int> closeness(const CandidateResult& c) {
   return std::nullopt;
 }
 
+std::optional<double> creditedSpeedup(const Evaluation& e) {
+  if (!e.speedup) return std::nullopt;
+  return conservativeSpeedup(*e.speedup, e.speedupSpread);
+}
+
 }  // namespace
 
 std::optional<std::size_t> fastestVerified(const std::vector<CandidateResult>& candidates) {
@@ -38,8 +45,9 @@ std::optional<std::size_t> fastestVerified(const std::vector<CandidateResult>& c
       best = i;
       continue;
     }
-    const auto& mine = candidates[i].evaluation->speedup;
-    const auto& theirs = candidates[*best].evaluation->speedup;
+    // A noisy measurement counts for the speed its slow end supports, as in the reward.
+    const auto mine = creditedSpeedup(*candidates[i].evaluation);
+    const auto theirs = creditedSpeedup(*candidates[*best].evaluation);
     if (mine && (!theirs || *mine > *theirs)) best = i;
   }
   return best;

@@ -15,6 +15,7 @@
 #include <QSettings>
 #include <QTemporaryDir>
 
+#include "core/verify/speedup_spread.h"
 #include "ui/main_window.h"
 #include "ui/panes/candidate_pane.h"
 #include "ui/panes/candidates_pane.h"
@@ -114,11 +115,14 @@ int main(int argc, char* argv[]) {
   generation->countBox()->setValue(2);
   generation->generate();
   if (!waitFor([&] { return generation->generateButton()->isEnabled(); }, 300000)) return 1;
+  // The fastest as the reward counts it: a noisy measurement for its slow end.
+  const auto credited = [&](int row) {
+    const auto& e = candidates[row].evaluation;
+    return e && e->speedup ? crucible::conservativeSpeedup(*e->speedup, e->speedupSpread) : 0.0;
+  };
   int best = 0;
   for (int row = 0; row < candidates.size(); ++row) {
-    const auto& e = candidates[row].evaluation;
-    const auto& b = candidates[best].evaluation;
-    if (e && e->speedup && (!b || !b->speedup || *e->speedup > *b->speedup)) best = row;
+    if (credited(row) > credited(best)) best = row;
   }
   window.candidatesPane()->view()->selectRow(best);
   bool ok = save(&window, out, "generated");

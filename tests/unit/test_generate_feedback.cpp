@@ -111,6 +111,18 @@ TEST(Selection, FastestVerifiedWinsAndTiesGoToTheEarliest) {
   EXPECT_EQ(fastestVerified(all), std::nullopt);
 }
 
+TEST(Selection, ANoisyMeasurementCountsForItsSlowEnd) {
+  // 3.1x at the median but anywhere from 0.7x: the steady 1.9x is the better kernel, as the
+  // reward counts them.
+  std::vector<CandidateResult> all = {result(1, Verdict::Verified, 3.1),
+                                      result(2, Verdict::Verified, 1.9)};
+  all[0].evaluation->speedupSpread = SpeedupSpread{0.7, 3.7, true};
+  all[1].evaluation->speedupSpread = SpeedupSpread{1.8, 2.0, false};
+  EXPECT_EQ(fastestVerified(all), 1u);
+  all[0].evaluation->speedupSpread = SpeedupSpread{2.9, 3.3, false};
+  EXPECT_EQ(fastestVerified(all), 0u);
+}
+
 TEST(Selection, WithoutAVerifiedOneRefineTheNearestToRightAndLatest) {
   std::vector<CandidateResult> all = {result(1, Verdict::Invalid), result(2, Verdict::Incorrect),
                                       result(3, Verdict::Cheating), result(4, Verdict::Incorrect),

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace crucible::ui {
 
@@ -173,8 +174,19 @@ void IrPane::showLevel() {
       ir_->setMarginText(line, marginLabels_[line], QsciScintillaBase::STYLE_LINENUMBER);
     }
   }
+  // Both sides open where the kernel is: its def in the Python, its first mapped line in the IR
+  // (a compiler's prelude of helpers comes before it).
   const int k = kernels_->currentIndex();
-  if (const auto& def = report_->kernels[k].defLine) python_->showLine(*def);
+  if (const auto& def = report_->kernels[k].defLine) {
+    python_->setCursorPosition(*def - 1, 0);
+    python_->setFirstVisibleLine(std::max(0, *def - 3));
+  }
+  for (std::size_t i = 0; i < level->lineMap.size(); ++i) {
+    if (level->lineMap[i]) {
+      ir_->setFirstVisibleLine(std::max(0, static_cast<int>(i) - 2));
+      break;
+    }
+  }
 }
 
 QVector<int> IrPane::irLinesOf(int pythonLine) const {

@@ -7,6 +7,7 @@
 #include "core/generate/generator_factory.h"
 #include "core/generate/pipeline.h"
 #include "core/util/locations.h"
+#include "core/verify/report_text.h"
 #include "ui/services/post.h"
 #include "ui/settings/settings.h"
 
@@ -28,9 +29,9 @@ QString summaryOf(const generate::GenerationResult& result) {
   QString text = QObject::tr("Done: %n candidate(s)", "", n);
   if (result.best) {
     const auto& best = result.candidates[*result.best];
-    text += QObject::tr(", best #%1 at %2x")
+    text += QObject::tr(", best #%1 at %2")
                 .arg(best.id)
-                .arg(best.evaluation->speedup.value_or(0), 0, 'f', 2);
+                .arg(QString::fromStdString(speedupSummary(*best.evaluation)));
   } else {
     text += QObject::tr(", none verified");
   }
