@@ -669,6 +669,10 @@ void WorkbenchTest::generatesWithTheSynthesizer() {
            qPrintable(bar->stageText()));
   QCOMPARE(bar->progressBar()->maximum(), 2);
   QCOMPARE(bar->progressBar()->value(), 2);
+  // Selecting one of the run's candidates keeps the run's outcome in view.
+  window_->controller()->select(entry(1).key);
+  window_->controller()->select(entry(0).key);
+  QVERIFY2(bar->stageText().startsWith("Done"), qPrintable(bar->stageText()));
   QCOMPARE(verified.size(), 2);  // each verified once, by the pipeline
   QCOMPARE(window_->controller()->workbench()->candidates().size(), 2);
   for (int row = 0; row < 2; ++row) {
@@ -798,6 +802,7 @@ void WorkbenchTest::aReferenceFailingAtRunTimeSaysWhyInOneLine() {
   file.close();
   window_->openFile(path);
   GenerationPane* pane = window_->generationPane();
+  QVERIFY2(pane->statusText().isEmpty(), qPrintable(pane->statusText()));  // the last run's
   pane->backendBox()->selectBackend("interpret");
   QTest::mouseClick(pane->generateButton(), Qt::LeftButton);
   QTRY_VERIFY_WITH_TIMEOUT(pane->generateButton()->isEnabled(), kVerifyTimeoutMs);

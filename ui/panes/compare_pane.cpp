@@ -48,6 +48,7 @@ ComparePane::ComparePane(WorkbenchController* controller, QWidget* parent)
   metrics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   metrics_->setWordWrap(true);
   metrics_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  metrics_->setMinimumWidth(260);  // "0.286x (0.27-0.30x)" on one line per side
 
   auto* pickers = new QHBoxLayout;
   pickers->addWidget(new QLabel(tr("A:")));
@@ -59,9 +60,9 @@ ComparePane::ComparePane(WorkbenchController* controller, QWidget* parent)
   columns->addWidget(left_);
   columns->addWidget(right_);
   columns->addWidget(metrics_);
-  columns->setStretchFactor(0, 3);
-  columns->setStretchFactor(1, 3);
-  columns->setStretchFactor(2, 2);
+  columns->setStretchFactor(0, 2);
+  columns->setStretchFactor(1, 2);
+  columns->setStretchFactor(2, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(pickers);

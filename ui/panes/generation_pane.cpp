@@ -115,9 +115,13 @@ GenerationPane::GenerationPane(WorkbenchController* controller, DeviceService* d
     setRunning(false);
     refreshModels();
   });
-  // Another reference or a reopened session: the run's candidates have nowhere to go.
+  // Another reference or a reopened session: the run's candidates have nowhere to go, and the
+  // last run's summary is about something no longer on screen.
   connect(controller_->workbench(), &Workbench::referenceChanged, generator_,
           &GenerationController::stop);
+  connect(controller_->workbench(), &Workbench::referenceChanged, this, [this] {
+    if (!generator_->running()) status_->clear();
+  });
 }
 
 void GenerationPane::refreshModels() {

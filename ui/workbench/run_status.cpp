@@ -36,8 +36,12 @@ RunStatus::RunStatus(WorkbenchController* controller, QObject* parent)
   // Another reference, session or candidate on screen: an old outcome no longer describes it.
   connect(controller_->workbench(), &Workbench::candidatesReset, this, &RunStatus::forgetOutcome);
   connect(controller_->workbench(), &Workbench::referenceChanged, this, &RunStatus::forgetOutcome);
+  // A verification's outcome is about its candidate; a generation run's about the whole run,
+  // whichever of its candidates is selected.
   connect(controller_, &WorkbenchController::currentChanged, this, [this](int key) {
-    if (activity_ == Activity::Finished && key != verifyingKey_) forgetOutcome();
+    if (activity_ == Activity::Finished && !generationOutcome_ && key != verifyingKey_) {
+      forgetOutcome();
+    }
   });
   set(Activity::Idle, tr("Ready"), {});
 }
@@ -71,6 +75,7 @@ QString RunStatus::candidateName(int key) const {
 void RunStatus::beginVerification() {
   if (activity_ == Activity::Generating) return;  // the run's own verifications
   verifyingKey_ = controller_->verifyingKey();
+  generationOutcome_ = false;
   clock_.start();
   finishedAfterMs_ = -1;
   value_ = 0;
@@ -105,6 +110,7 @@ void RunStatus::candidateChanged(int row) {
 }
 
 void RunStatus::beginGeneration(const GenerationRequest& request) {
+  generationOutcome_ = true;
   clock_.start();
   finishedAfterMs_ = -1;
   generatedExpected_ =

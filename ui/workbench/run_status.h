@@ -55,6 +55,7 @@ class RunStatus : public QObject {
   int value_ = 0, maximum_ = 0;
   QString format_;
   int verifyingKey_ = -1;
+  bool generationOutcome_ = false;  // the activity (running or ended) is a generation run
   int generatedExpected_ = 0, generatedArrived_ = 0, generatedVerified_ = 0;
   QElapsedTimer clock_;  // since the running activity began; its length once it ended
   qint64 finishedAfterMs_ = -1;
