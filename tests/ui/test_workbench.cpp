@@ -630,8 +630,20 @@ void WorkbenchTest::generatesWithTheSynthesizer() {
   // Through the keyboard this time: Ctrl+G generates, Shift+F5 stops (generation too).
   window_->activateWindow();
   QVERIFY(QTest::qWaitForWindowActive(window_.get()));
-  // The generation dock closed: Ctrl+G brings it back with the run.
+  // The generation dock behind another tab (the sessions browser raised over it): Ctrl+G
+  // raises it with the run, which never runs out of sight.
   auto* generateDock = window_->findChild<QDockWidget*>("generate");
+  auto* sessionsDock = window_->findChild<QDockWidget*>("sessions");
+  sessionsDock->show();
+  sessionsDock->raise();
+  QTRY_VERIFY(generateDock->visibleRegion().isEmpty());
+  QTest::keyClick(window_.get(), Qt::Key_G, Qt::ControlModifier);
+  QVERIFY(generator_.running());
+  QTRY_VERIFY(!generateDock->visibleRegion().isEmpty());
+  QTest::keyClick(window_.get(), Qt::Key_F5, Qt::ShiftModifier);
+  QVERIFY(!generator_.running());
+  sessionsDock->hide();
+  // The generation dock closed: Ctrl+G brings it back with the run.
   generateDock->hide();
   QTest::keyClick(window_.get(), Qt::Key_G, Qt::ControlModifier);
   QVERIFY(generator_.running());
