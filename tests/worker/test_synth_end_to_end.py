@@ -314,20 +314,28 @@ def test_gpu_pipeline_stages_fit_the_gpus_shared_memory(tmp_path):
     helper = next(node for node in ast.parse(code).body
                   if isinstance(node, ast.FunctionDef) and node.name == "_stages")
 
-    def stages_on(room, device="cuda"):
+    asked = []
+
+    def stages_on(room, device="cuda", calls=1):
         props = types.SimpleNamespace() if room is None else types.SimpleNamespace(
             shared_memory_per_block_optin=room)
         fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
-            get_device_properties=lambda device: props))
-        scope = {"torch": fake}
+            get_device_properties=lambda device: asked.append(device) or props,
+            current_device=lambda: 0))
+        scope = {"torch": fake, "_SHARED_MEMORY": {}}
         exec(compile(ast.Module(body=[helper], type_ignores=[]), "candidate", "exec"), scope)
-        return scope["_stages"](3, 65536, types.SimpleNamespace(type=device))
+        dev = types.SimpleNamespace(type=device, index=0)
+        return [scope["_stages"](3, 65536, dev) for _ in range(calls)][-1]
 
     assert stages_on(232448) == 3  # an H100's 227 KB
     assert stages_on(166912) == 2  # an A100's 163 KB
     assert stages_on(101376) == 1  # 99 KB (Ada, consumer Ampere)
     assert stages_on(None) == 3    # a torch that does not say
     assert stages_on(0, device="cpu") == 3
+    # The device is asked once, not before every launch.
+    asked.clear()
+    assert stages_on(232448, calls=5) == 3 and len(asked) == 1
+    assert "_SHARED_MEMORY = {}" in code
 
 
 # A norm whose rows are longer than a program holds in registers (2 x 96 x 96 = 18,432 positions
