@@ -23,6 +23,14 @@ const std::string& optionValue(const std::vector<std::string>& args, std::size_t
   return args[++i];
 }
 
+const std::string& backendOption(const std::vector<std::string>& args, std::size_t& i) {
+  const std::string& b = optionValue(args, i);
+  if (b != "auto" && b != "interpret" && b != "cuda" && b != "opencl") {
+    throw BadInput("--backend: expected auto, interpret, cuda or opencl");
+  }
+  return b;
+}
+
 double numberOption(const std::vector<std::string>& args, std::size_t& i, double low) {
   const std::string& name = args[i];
   const std::string& v = optionValue(args, i);

@@ -26,6 +26,9 @@ bool parseVerifyOption(const std::vector<std::string>& args, std::size_t& i,
 const std::string& optionValue(const std::vector<std::string>& args, std::size_t& i);
 /// The number after args[i] (advancing i); BadInput unless it is a number >= low.
 double numberOption(const std::vector<std::string>& args, std::size_t& i, double low);
+/// The backend named after args[i] (advancing i): auto, interpret, cuda or opencl, unresolved;
+/// BadInput for any other name.
+const std::string& backendOption(const std::vector<std::string>& args, std::size_t& i);
 
 /// --help and bad usage, the same for every command: nullopt when `args` parsed into `options`
 /// (through `parse`, which throws BadInput), else the exit code (0 after --help, 2 after an

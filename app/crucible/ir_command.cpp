@@ -48,11 +48,7 @@ IrOptions parse(const std::vector<std::string>& args) {
     if (a == "--reference") {
       o.request.referencePath = optionValue(args, i);
     } else if (a == "--backend") {
-      const std::string& b = optionValue(args, i);
-      if (b != "auto" && b != "interpret" && b != "cuda" && b != "opencl") {
-        throw BadInput("--backend: expected auto, interpret, cuda or opencl");
-      }
-      o.request.backend = b;
+      o.request.backend = backendOption(args, i);
     } else if (a == "--level") {
       o.level = optionValue(args, i);
       const auto& names = inspect::irLevelNames();

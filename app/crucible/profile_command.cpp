@@ -48,7 +48,7 @@ ProfileOptions parse(const std::vector<std::string>& args) {
     if (a == "--reference") {
       o.request.referencePath = optionValue(args, i);
     } else if (a == "--backend") {
-      o.request.backend = optionValue(args, i);
+      o.request.backend = backendOption(args, i);
     } else if (a == "--calls") {
       o.request.calls = static_cast<int>(numberOption(args, i, 1));
     } else if (a == "--warmup") {

@@ -53,10 +53,7 @@ SynthOptions parse(const std::vector<std::string>& args) {
     } else if (a == "--backend") {
       // Only `auto` is resolved against this machine: writing candidates runs no kernel, so
       // cuda tilings may be written here for a GPU machine.
-      const std::string& b = optionValue(args, i);
-      if (b != "auto" && b != "interpret" && b != "cuda" && b != "opencl") {
-        throw BadInput("--backend: expected auto, interpret, cuda or opencl");
-      }
+      const std::string& b = backendOption(args, i);
       o.request.backend = b == "auto" ? resolveBackend(b) : b;
     } else if (a == "--out") {
       o.outDir = optionValue(args, i);

@@ -97,15 +97,11 @@ std::string candidateCode(const IrRequest& request, int& lineOffset) {
   return extracted->code;
 }
 
-std::string tail(const std::string& text) {
-  return text.size() > 600 ? "..." + text.substr(text.size() - 600) : text;
-}
-
 std::string whyNoFacts(const StageResult& stage) {
   const auto& x = stage.execution;
   if (x.timedOut) return "it did not finish in time";
   if (x.memoryExceeded) return "it exceeded the memory limit";
-  return "its process ended without reporting: " + tail(x.stderrText);
+  return "its process ended without reporting: " + textTail(x.stderrText);
 }
 
 /// The reference stage, for the inputs the candidate is called on (one set, on the CPU).
@@ -181,14 +177,7 @@ KernelIrReport inspectKernels(const IrRequest& request, std::stop_token stop) {
   int lineOffset = 0;
   const std::string code = candidateCode(request, lineOffset);
   const std::string backend = resolveIrBackend(request.backend);
-  std::string tclLibrary;
-  if (backend == "opencl") {
-    tclLibrary = locateTclLibrary();
-    if (tclLibrary.empty()) {
-      throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
-                               executableDir() + " (../lib/); build the crucible_tcl target");
-    }
-  }
+  const std::string tclLibrary = tclLibraryFor(backend);
   ReferenceJob job(request.referencePath, {"src-cand", "inputs", "ref", "ir"});
   const fs::path candFile = job / "src-cand" / "candidate.py";
   writeFile(candFile, code);

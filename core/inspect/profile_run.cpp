@@ -27,36 +27,9 @@ std::uint64_t physicalMemory() {
   return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * size : 8 * kGiB;
 }
 
-std::string tail(const std::string& text, std::size_t n = 600) {
-  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
-}
-
 void report(const std::function<void(const ProfileProgress&)>& progress, const char* stage,
             const std::string& message) {
   if (progress) progress({stage, message});
-}
-
-std::string tclLibraryFor(const std::string& backend) {
-  if (backend != "opencl") return "";
-  std::string library = locateTclLibrary();
-  if (library.empty()) {
-    throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
-                             executableDir() +
-                             " (../lib/); build the crucible_tcl target or set CRUCIBLE_TCL_LIB");
-  }
-  return library;
-}
-
-/// A stage's own copy of the inputs (hard links where it can): the stage reads them before the
-/// candidate exists and removes them.
-void privateInputsCopy(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  for (const auto& entry : fs::directory_iterator(from)) {
-    if (!entry.is_regular_file()) continue;
-    if (const auto ec = linkOrCopyFile(entry.path(), to / entry.path().filename())) {
-      throw fs::filesystem_error("cannot give the candidate its inputs", entry.path(), ec);
-    }
-  }
 }
 
 /// Why a stage left no facts, in the profile's error terms.
@@ -69,9 +42,10 @@ ProfileError silentStage(const StageResult& stage, double timeoutSeconds) {
   }
   if (x.memoryExceeded) return {"memory", "it exceeded the memory limit", "", {}};
   if (x.termSignal != 0) {
-    m << "its process was killed by signal " << x.termSignal << ": " << tail(x.stderrText);
+    m << "its process was killed by signal " << x.termSignal << ": " << textTail(x.stderrText);
   } else {
-    m << "its process ended (exit " << x.exitCode << ") without reporting: " << tail(x.stderrText);
+    m << "its process ended (exit " << x.exitCode
+      << ") without reporting: " << textTail(x.stderrText);
   }
   return {"crash", m.str(), "", {}};
 }

@@ -74,10 +74,6 @@ std::uint64_t physicalMemory() {
   return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * size : 8 * kGiB;
 }
 
-std::string tail(const std::string& text, std::size_t n = 600) {
-  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
-}
-
 /// The reference's problems are the user's to fix: name the file and the line.
 [[noreturn]] void badReference(const std::string& path, const json& error) {
   std::string where = path;
@@ -138,7 +134,7 @@ ProcessOutcome outcomeOf(const StageResult& stage, double timeoutSeconds) {
   p.exitCode = x.exitCode;
   p.reportedFacts = stage.facts.is_object();
   p.timeoutSeconds = timeoutSeconds;
-  p.stderrTail = tail(x.stderrText, 400);
+  p.stderrTail = textTail(x.stderrText, 400);
   return p;
 }
 
@@ -149,19 +145,6 @@ std::uint64_t secretInputSeed() {
   std::random_device entropy;
   const std::uint64_t high = entropy(), low = entropy();
   return ((high << 32) ^ low) & ((1ULL << 63) - 1);
-}
-
-/// The candidate's own copy of the inputs (hard links where the file system allows): its
-/// worker reads them before any candidate code exists and then removes them, so the candidate
-/// can never open them; the job's `inputs/` stays whole for the comparison.
-void privateInputsCopy(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  for (const auto& entry : fs::directory_iterator(from)) {
-    if (!entry.is_regular_file()) continue;
-    if (const auto ec = linkOrCopyFile(entry.path(), to / entry.path().filename())) {
-      throw fs::filesystem_error("cannot give the candidate its inputs", entry.path(), ec);
-    }
-  }
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -217,7 +200,7 @@ json referenceRun(const VerifyRequest& request, const std::string& backend, cons
         refStage.execution.timedOut ? "it did not finish in time"
         : refStage.execution.memoryExceeded
             ? "it exceeded the memory limit"
-            : "its process ended without reporting: " + tail(refStage.execution.stderrText);
+            : "its process ended without reporting: " + textTail(refStage.execution.stderrText);
     throw BadInput(request.referencePath + ": the reference could not be run: " + why);
   }
   const json& refError = refStage.facts.value("error", json());
@@ -315,7 +298,7 @@ void checkReference(const std::string& referencePath, std::stop_token stop) {
   if (staticStage.execution.cancelled) throw std::runtime_error("cancelled");
   if (!staticStage.facts.is_object()) {
     throw std::runtime_error("the static analysis worker failed: " +
-                             tail(staticStage.execution.stderrText));
+                             textTail(staticStage.execution.stderrText));
   }
   checkReferenceStatically(referencePath, staticStage.facts.value("reference", json()));
 }
@@ -337,18 +320,6 @@ ExtractedCandidate candidateOf(const VerifyRequest& request, VerifyOutcome& outc
   outcome.candidateCode = extracted->code;
   outcome.candidateFromResponse = extracted->fromResponse;
   return *extracted;
-}
-
-/// The Triton-to-OpenCL compiler's library for the opencl backend ("" for the others).
-std::string tclLibraryFor(const std::string& backend) {
-  if (backend != "opencl") return "";
-  std::string library = locateTclLibrary();
-  if (library.empty()) {
-    throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
-                             executableDir() +
-                             " (../lib/); build the crucible_tcl target or set CRUCIBLE_TCL_LIB");
-  }
-  return library;
 }
 
 /// Everything one verification's stages share.
@@ -379,7 +350,7 @@ void staticRun(VerifyRun& run) {
                      {(job / "static").string()}, 60, 2 * kGiB);
   if (!staticStage.facts.is_object()) {
     throw std::runtime_error("the static analysis worker failed: " +
-                             tail(staticStage.execution.stderrText));
+                             textTail(staticStage.execution.stderrText));
   }
   checkReferenceStatically(run.request.referencePath, staticStage.facts.value("reference", json()));
   run.o.staticFacts = staticStage.facts.value("candidate", json::object());

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/util/file_links.h"
 #include "core/util/locations.h"
 #include "core/verify/bad_input.h"
 #include "core/verify/channel_auth.h"
@@ -70,6 +71,31 @@ void writeFile(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string textTail(const std::string& text, std::size_t n) {
+  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+std::string tclLibraryFor(const std::string& backend) {
+  if (backend != "opencl") return "";
+  std::string library = locateTclLibrary();
+  if (library.empty()) {
+    throw std::runtime_error("--backend opencl: libcrucible_tcl.so was not found next to " +
+                             executableDir() +
+                             " (../lib/); build the crucible_tcl target or set CRUCIBLE_TCL_LIB");
+  }
+  return library;
+}
+
+void privateInputsCopy(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    if (!entry.is_regular_file()) continue;
+    if (const auto ec = linkOrCopyFile(entry.path(), to / entry.path().filename())) {
+      throw fs::filesystem_error("cannot give the candidate its inputs", entry.path(), ec);
+    }
+  }
 }
 
 namespace {

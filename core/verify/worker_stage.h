@@ -42,6 +42,18 @@ class JobDir {
 /// Writes `text` to `path`; throws std::runtime_error when it cannot.
 void writeFile(const std::filesystem::path& path, const std::string& text);
 
+/// The last `n` characters of a stage's output (for messages), "..." marking a cut.
+std::string textTail(const std::string& text, std::size_t n = 600);
+
+/// The Triton-to-OpenCL compiler's library for the opencl backend ("" for the others); throws
+/// std::runtime_error naming where it was looked for when it is missing.
+std::string tclLibraryFor(const std::string& backend);
+
+/// The candidate's own copy of the inputs in `to` (hard links where the file system allows):
+/// its worker reads them before any candidate code exists and then removes them, so the
+/// candidate can never open them; `from` stays whole for the comparison.
+void privateInputsCopy(const std::filesystem::path& from, const std::filesystem::path& to);
+
 /// How every job on a reference starts: the file read, the worker found, a private job folder
 /// with `subfolders` and the reference copied to `src-ref/reference.py` (the only copy stages
 /// see). Throws BadInput when the file cannot be read, std::runtime_error when the worker is
