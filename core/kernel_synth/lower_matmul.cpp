@@ -97,11 +97,21 @@ std::string productLabel(const Tiling& t) {
          (t.groupM > 1 ? ", GROUP_M=" + std::to_string(t.groupM) : "") + ", " + t.precision;
 }
 
-Tiling fitProductTile(Tiling t, std::int64_t rows, std::int64_t columns, bool widen) {
+namespace {
+
+/// A large GPU's multiprocessors (H100 and H200 have 132): the synthesizer writes one tiling per
+/// candidate without asking the device, so it fills this many.
+constexpr std::int64_t kMultiprocessors = 132;
+/// The share of its last wave of programs a tiling must fill to be kept as written.
+constexpr double kLeastWaveUse = 0.75;
+
+/// With fewer columns than BLOCK_N, the tile narrowed to them, the width it gives up going to
+/// BLOCK_M where `widen` and rows allow (fitProductTile).
+Tiling narrowedToColumns(Tiling t, std::int64_t rows, std::int64_t columns, bool widen) {
   // tl.dot takes no dimension under 16; a GPU wants a few programs per multiprocessor.
   constexpr int kLeastDotSide = 16, kWidestM = 256;
   constexpr std::int64_t kProgramsWanted = 256;
-  if (!t.fitToShape || columns <= 0 || rows <= 0 || columns >= t.blockN) return t;
+  if (columns >= t.blockN) return t;
   int n = kLeastDotSide;
   while (n < columns) n *= 2;
   if (n >= t.blockN) return t;
@@ -113,6 +123,35 @@ Tiling fitProductTile(Tiling t, std::int64_t rows, std::int64_t columns, bool wi
   t.blockM = m;
   t.blockN = n;
   return t;
+}
+
+/// A wide tile (128 x 128 or more) whose programs leave much of a GPU's last wave idle (fewer
+/// tiles than multiprocessors, or 1.5 waves) becomes 64 x 64 x 64 with 4 warps: four times the
+/// programs, each as deep. On an H200 this is within a few percent of the best of eleven
+/// tilings and split-K forms for level 2's products at --scale 4 that 128 x 128 leaves idle,
+/// and up to twice as fast as 128 x 128 (docs/studies/product_tile_study.py; figures in
+/// docs/PERFORMANCE.md). Tiles that fill their waves stay as written: there 128 x 128 is the
+/// fastest.
+Tiling filledToMultiprocessors(Tiling t, std::int64_t rows, std::int64_t columns) {
+  constexpr int kWide = 128, kSmall = 64;
+  if (t.blockM < kWide || t.blockN < kWide) return t;
+  const std::int64_t tiles =
+      ((rows + t.blockM - 1) / t.blockM) * ((columns + t.blockN - 1) / t.blockN);
+  const std::int64_t waves = (tiles + kMultiprocessors - 1) / kMultiprocessors;
+  if (static_cast<double>(tiles) >= kLeastWaveUse * static_cast<double>(waves * kMultiprocessors))
+    return t;
+  t.blockM = kSmall;
+  t.blockN = kSmall;
+  t.blockK = kSmall;
+  t.warps = 4;
+  return t;
+}
+
+}  // namespace
+
+Tiling fitProductTile(Tiling t, std::int64_t rows, std::int64_t columns, bool widen) {
+  if (!t.fitToShape || columns <= 0 || rows <= 0) return t;
+  return narrowedToColumns(t, rows, columns, widen);
 }
 
 namespace {
@@ -137,22 +176,47 @@ struct MatmulPlan : GroupLowering {
   KernelSignature partSig;
 };
 
+/// The output's rows (every dim but the last folded) and columns.
+std::pair<std::int64_t, std::int64_t> rowsAndColumns(const Shape& out) {
+  if (out.empty()) return {0, 0};
+  std::int64_t rows = 1;
+  for (auto d : out) rows *= d;
+  return {out.back() > 0 ? rows / out.back() : 0, out.back()};
+}
+
+/// Whether a product of `out` over `depth` with tile `t` splits its K (planSplitK): a long K
+/// over few output tiles, on a GPU, where B is one matrix.
+bool splitsItsK(const Tiling& t, const Shape& out, std::int64_t depth, bool flat) {
+  const auto [rows, columns] = rowsAndColumns(out);
+  if (!t.fitToShape || !flat || depth <= kChunkedK || rows <= 0 || columns <= 0) return false;
+  return ceilDiv(rows, t.blockM) * ceilDiv(columns, t.blockN) < kFewTiles;
+}
+
 /// Split-K for a long K over few output tiles, where the tile fits the shape (GPUs): as many
 /// splits as bring the programs to about kSplitKPrograms, each a whole number of chunks.
 void planSplitK(MatmulPlan& p) {
   const std::int64_t depth = p.as.empty() ? 0 : p.as.back();
-  const Shape& out = p.head.shape;
-  if (!p.t.fitToShape || !p.flat || depth <= kChunkedK || out.empty() || out.back() <= 0) return;
-  std::int64_t rows = 1;
-  for (auto d : out) rows *= d;
-  rows /= out.back();
-  const std::int64_t tiles = ceilDiv(rows, p.t.blockM) * ceilDiv(out.back(), p.t.blockN);
-  if (tiles >= kFewTiles) return;
+  if (!splitsItsK(p.t, p.head.shape, depth, p.flat)) return;
+  const auto [rows, columns] = rowsAndColumns(p.head.shape);
+  const std::int64_t tiles = ceilDiv(rows, p.t.blockM) * ceilDiv(columns, p.t.blockN);
   p.chunk = chunkOf(depth, p.t.blockK);
   const std::int64_t splits = std::min(ceilDiv(depth, p.chunk), ceilDiv(kSplitKPrograms, tiles));
   p.span = ceilDiv(ceilDiv(depth, splits), p.chunk) * p.chunk;
   p.splitsK = ceilDiv(depth, p.span);
   if (p.splitsK < 2) p.splitsK = 0;
+}
+
+/// The product's tiling on a GPU: a wide tile that leaves much of the last wave of programs idle
+/// is made smaller (filledToMultiprocessors), unless split-K fills the GPU instead.
+Tiling productTiling(const LoweringInput& in) {
+  const OpNode& mm = in.g.nodes[in.group.nodes.front()];
+  if (!in.t.fitToShape || mm.inputs.size() < 2 || !mm.inputs[0].isRef() || !mm.inputs[1].isRef())
+    return in.t;
+  const Shape as = shapeOfValue(in.g, mm.inputs[0].ref);
+  const bool flat = shapeOfValue(in.g, mm.inputs[1].ref).size() == 2;
+  if (as.empty() || splitsItsK(in.t, mm.shape, as.back(), flat)) return in.t;
+  const auto [rows, columns] = rowsAndColumns(mm.shape);
+  return rows > 0 && columns > 0 ? filledToMultiprocessors(in.t, rows, columns) : in.t;
 }
 
 /// The operands' shapes and the epilogue; false with `why` where the product cannot be lowered.
@@ -440,7 +504,9 @@ std::string matmulHost(const MatmulPlan& p) {
 
 }  // namespace
 
-std::optional<LoweredGroup> lowerMatmul(const LoweringInput& in, std::string& why) {
+std::optional<LoweredGroup> lowerMatmul(const LoweringInput& given, std::string& why) {
+  const Tiling tiling = productTiling(given);
+  const LoweringInput in{given.g, given.group, given.index, tiling, given.host};
   MatmulPlan p(in);
   if (!planMatmul(p, why)) return std::nullopt;
   signMatmul(p);

@@ -362,6 +362,42 @@ TEST(SynthCodegen, ALongKOverFewTilesIsSplitOverProgramsOnAGpu) {
   EXPECT_EQ(synthFor(g, "opencl", 1).candidates.at(0).code.find("_part"), std::string::npos);
 }
 
+/// The linear graph as a rows x depth input times a columns x depth weight.
+json productGraph(std::int64_t rows, std::int64_t depth, std::int64_t columns) {
+  json g = linearGraph();
+  g["inputs"][0]["shape"] = {rows, depth};
+  g["params"][0]["shape"] = {columns, depth};
+  g["params"][1]["shape"] = {columns};
+  g["params"][2]["shape"] = {columns};
+  for (auto& n : g["nodes"]) n["shape"] = {rows, columns};
+  g.erase("alt_shapes");
+  return g;
+}
+
+TEST(SynthTiles, AGpuProductWhoseWideTilesLeaveItsLastWaveIdleTakesSmallerTiles) {
+  // 512 x 2048 outputs are 64 tiles of 128 x 128, half a large GPU: four times the programs
+  const std::string few = synthFor(productGraph(512, 2048, 2048), "cuda", 1).candidates.at(0).code;
+  EXPECT_NE(few.find("BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4"),
+            std::string::npos)
+      << few;
+  EXPECT_NE(few.find("triton.cdiv(_M, 64) * triton.cdiv(_N, 64)"), std::string::npos);
+  // 1024 x 2048 are 128 tiles, a whole wave: kept as written
+  const std::string full =
+      synthFor(productGraph(1024, 2048, 2048), "cuda", 1).candidates.at(0).code;
+  EXPECT_NE(full.find("BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8"),
+            std::string::npos)
+      << full;
+  // a long K over few tiles is split instead, with the tile as written
+  const std::string longK =
+      synthFor(productGraph(512, 16384, 256), "cuda", 1).candidates.at(0).code;
+  EXPECT_NE(longK.find("def k0_matmul_part("), std::string::npos);
+  EXPECT_NE(longK.find("BLOCK_M=128, BLOCK_N=128, BLOCK_K=32"), std::string::npos);
+  // the CPU backends keep their tiles
+  const std::string cpu =
+      synthFor(productGraph(512, 2048, 2048), "opencl", 1).candidates.at(0).code;
+  EXPECT_NE(cpu.find("BLOCK_M=128, BLOCK_N=128, BLOCK_K=64"), std::string::npos);
+}
+
 TEST(SynthCodegen, GpuProductsSplitDenseFp32OperandsIntoBfloat16Parts) {
   // tf32x3 in two tilings first; then bf16x3 over parts a split kernel writes in each operand's
   // own layout, with tl.dot's tf32x3 kept in the kernel for operands that are not dense; then
