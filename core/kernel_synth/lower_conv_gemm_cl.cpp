@@ -179,6 +179,7 @@ void signConvCl(ConvClPlan& p) {
   sig.addOutputStrides(p.group.stores, p.rank);
   sig.constexprs(s.constantNames());
   sig.constexprs({"ROWS", "BLOCK_W", "BLOCK_N", "BLOCK_K"});
+  if (!p.transposed) sig.constexprs({"PACKED"});
 }
 
 /// A transposed convolution's output positions along axis `a`: every S-th one of its class,
@@ -230,6 +231,8 @@ std::string convClTile(const ConvClPlan& p) {
   k << kBody << "n_ok = rn < C_OUT\n";
   return k.str();
 }
+
+std::string convClTileProduct(const ConvClPlan& p, const std::string& b2);
 
 /// The K loop over (tap, input channel block): the tap's input positions, both tiles, their
 /// product.
@@ -290,8 +293,56 @@ std::string convClKLoop(const ConvClPlan& p) {
         : twoD ? "(Kh * Kw) + kh * Kw + kw"
                : "Kw + kw")
     << ") * C_IN + rk[:, None]\n"
-    << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n"
-    << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
+    << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n";
+  k << convClTileProduct(p, b2);
+  return k.str();
+}
+
+/// A forward convolution's K loop with the taps packed into K, for inputs of few channels
+/// (PACKED): K runs over (tap, input channel) as the channels-last weight lays them out, so a
+/// BLOCK_K step takes several taps at once where the tap-by-tap loop would pad each tap's few
+/// channels up to tl.dot's least K of 16 (4 channels: three quarters of every product wasted).
+/// Each element's tap and channel come from its K index.
+std::string convClPackedKLoop(const ConvClPlan& p) {
+  const bool twoD = p.twoD, threeD = p.threeD;
+  const std::string b2 = std::string(kBody) + kBody;
+  const std::string taps = threeD ? "Kd * Kh * Kw" : twoD ? "Kh * Kw" : "Kw";
+  std::ostringstream k;
+  k << kBody << "# K packs (tap, input channel): several taps per step\n";
+  k << kBody << "for k0 in range(0, " << taps << " * C_IN, BLOCK_K):\n";
+  k << b2 << "rk = k0 + tl.arange(0, BLOCK_K)\n";
+  k << b2 << "k_ok = rk < " << taps << " * C_IN\n";
+  k << b2 << "tap = rk // C_IN\n";
+  k << b2 << "ci = rk % C_IN\n";
+  if (threeD) {
+    k << b2 << "kd = tap // (Kh * Kw)\n"
+      << b2 << "kh = (tap // Kw) % Kh\n"
+      << b2 << "kw = tap % Kw\n";
+    k << b2 << "id = od[:, None] * Sd - Pd + kd[None, :] * Dd\n";
+  } else if (twoD) {
+    k << b2 << "kh = tap // Kw\n" << b2 << "kw = tap % Kw\n";
+  } else {
+    k << b2 << "kw = tap\n";
+  }
+  if (twoD) k << b2 << "ih = oh[:, None] * Sh - Ph + kh[None, :] * Dh\n";
+  k << b2 << "iw = ow[:, None] * Sw - Pw + kw[None, :] * Dw\n";
+  k << b2 << "a_ok = m_ok[:, None] & k_ok[None, :]" << (threeD ? " & (id >= 0) & (id < Id)" : "")
+    << (twoD ? " & (ih >= 0) & (ih < Ih)" : "") << " & (iw >= 0) & (iw < Iw)\n";
+  k << b2 << "a_at = "
+    << (threeD ? "(((bi * Id + id) * Ih + ih) * Iw + iw)"
+        : twoD ? "((bi * Ih + ih) * Iw + iw)"
+               : "(bi * Iw + iw)")
+    << " * C_IN + ci[None, :]\n";
+  k << b2 << "b_at = rn[None, :] * (" << taps << " * C_IN) + rk[:, None]\n";
+  k << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n";
+  k << convClTileProduct(p, b2);
+  return k.str();
+}
+
+/// The K step's two tiles loaded at a_at, b_at and their product accumulated, at `b2`'s depth.
+std::string convClTileProduct(const ConvClPlan& p, const std::string& b2) {
+  std::ostringstream k;
+  k << b2 << "a_tile = tl.load(p_x + a_at, mask=a_ok, other=0.0)\n"
     << b2 << "b_tile = tl.load(p_w + b_at, mask=b_ok, other=0.0)\n";
   if (p.split) {
     // bfloat16 parts go to tl.dot as they are; fp32 ones as TF32, which they hold exactly.
@@ -336,7 +387,13 @@ std::string convClKernel(const ConvClPlan& p) {
     << ", C_IN)\n";
   k << kBody << "CB = tl.cdiv(C_IN, BLOCK_K)\n";
   k << kBody << "acc = tl.zeros((ROWS * BLOCK_W, BLOCK_N), dtype=tl.float32)\n";
-  k << convClKLoop(p);
+  if (p.transposed) {
+    k << convClKLoop(p);
+  } else {
+    k << kBody << "if PACKED:\n"
+      << indented(convClPackedKLoop(p)) << kBody << "else:\n"
+      << indented(convClKLoop(p));
+  }
   k << kBody << "mask = m_ok[:, None] & n_ok[None, :]\n";
   std::vector<std::string> coords = {"bi", "rn[None, :]"};
   if (threeD) coords.push_back("od[:, None]");
@@ -384,6 +441,11 @@ std::string convClHost(const ConvClPlan& p) {
   // K blocks no wider than the input's channels (few channels would leave most of each block
   // masked), and at least 16, tl.dot's smallest K.
   h << kHost << "_bk = min(" << t.blockK << ", max(16, triton.next_power_of_2(_x.shape[1])))\n";
+  if (!transposed) {
+    // inputs of fewer channels than tl.dot's least K pack several taps into each K step
+    h << kHost << "_packed = _x.shape[1] < 16\n";
+    h << kHost << "_bk = 32 if _packed else _bk\n";
+  }
   h << kHost << "_rows = " << (twoD ? std::to_string(t.blockM) + " // _bw" : "1") << "\n";
   int classes = 1;
   for (int v : s.stride) classes *= v;
@@ -397,6 +459,7 @@ std::string convClHost(const ConvClPlan& p) {
                                                         : dtypeBytes(p.head.dtype);
   h << kHost << p.name << "[_grid](" << join(p.sig.args, ", ") << ", " << s.launchConstants()
     << ", ROWS=_rows, BLOCK_W=_bw, BLOCK_N=" << t.blockN << ", BLOCK_K=_bk"
+    << (transposed ? "" : ", PACKED=_packed")
     << pipelinedLaunchOptions(t, elementBytes, "_x.device") << ")\n";
   return h.str();
 }

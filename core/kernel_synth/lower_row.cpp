@@ -73,19 +73,6 @@ bool namesVariable(const std::string& code, const std::string& name) {
   return false;
 }
 
-/// `text`'s lines one level deeper.
-std::string indented(const std::string& text) {
-  std::string out;
-  std::size_t from = 0;
-  while (from < text.size()) {
-    const std::size_t end = text.find('\n', from);
-    const std::size_t stop = end == std::string::npos ? text.size() : end + 1;
-    out += std::string(kBody) + text.substr(from, stop - from);
-    from = stop;
-  }
-  return out;
-}
-
 /// Kernel lines giving each coordinate `<prefix><d>` over `dims` (last fastest) from `index`
 /// on its own: (index // the extents after d) % d's extent (none for the first dim), so a
 /// coordinate no address uses costs nothing: the compiler drops it.

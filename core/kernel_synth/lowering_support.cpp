@@ -254,4 +254,17 @@ int dtypeBytes(const std::string& dtype) {
   return 4;
 }
 
+// `text`'s lines one level deeper.
+std::string indented(const std::string& text) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t end = text.find('\n', from);
+    const std::size_t stop = end == std::string::npos ? text.size() : end + 1;
+    out += std::string(kBody) + text.substr(from, stop - from);
+    from = stop;
+  }
+  return out;
+}
+
 }  // namespace crucible::kernel_synth

@@ -20,6 +20,8 @@ inline constexpr const char* kBody = "    ";      // a kernel's body
 
 std::string var(const std::string& name);  // the Python name of a value: v_<name>
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+/// `text`'s lines one level deeper (kBody more).
+std::string indented(const std::string& text);
 Shape shapeOfValue(const OpGraph& g, const std::string& name);
 std::optional<Shape> altShapeOfValue(const OpGraph& g, const std::string& name);
 std::string dtypeOf(const OpGraph& g, const std::string& name);
