@@ -26,12 +26,24 @@ std::string ConvSpec::outputCoordinates(const std::string& index) const {
 
 bool ConvSpec::channelsLastApplies() const {
   if (!gemmApplies()) return false;
-  if (spatial == 3) return kind == Kind::Conv;  // 3-D transposed: the flat form's stride classes
-  if (kind == Kind::Conv) return true;
+  if (kind == Kind::Conv || flippedForward()) return true;
+  if (spatial == 3) return false;  // 3-D transposed and strided: the flat form's stride classes
   for (int d : dil) {
     if (d != 1) return false;
   }
   return true;
+}
+
+bool ConvSpec::flippedForward() const {
+  return kind == Kind::Transposed &&
+         std::all_of(stride.begin(), stride.end(), [](int v) { return v == 1; });
+}
+
+ConvSpec ConvSpec::asFlippedForward() const {
+  ConvSpec f = *this;
+  f.kind = Kind::Conv;
+  for (int i = 0; i < spatial; ++i) f.pad[i] = (window[i] - 1) * dil[i] - pad[i];
+  return f;
 }
 
 std::vector<std::string> ConvSpec::constantNames() const {

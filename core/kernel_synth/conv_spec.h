@@ -24,10 +24,19 @@ struct ConvSpec {
   int windowSize() const;
   /// Implicit GEMM (lower_conv_gemm.cpp) covers ungrouped convolutions, transposed or not.
   bool gemmApplies() const { return !pool() && groups == 1; }
-  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those over 1 to 3 spatial dims,
-  /// transposed ones only in 1-D and 2-D and without dilation (their taps then fall into one
-  /// class per output position modulo the stride).
+  /// The channels-last form (lower_conv_gemm_cl.cpp) covers those over 1 to 3 spatial dims:
+  /// transposed ones of stride 1 as forward convolutions (flippedForward), strided ones only in
+  /// 1-D and 2-D and without dilation (their taps then fall into one class per output position
+  /// modulo the stride).
   bool channelsLastApplies() const;
+  /// A transposed convolution of stride 1 is a forward one over the same input: output o takes
+  /// input o + P - k D through tap k, which is o - P' + k' D with k' = K - 1 - k (the taps in
+  /// reverse order) and P' = (K - 1) D - P; output padding only widens the output, whose extra
+  /// positions read past the input's end (zeros).
+  bool flippedForward() const;
+  /// This transposed convolution as that forward one: its padding P'; the taps' order is the
+  /// lowerer's to reverse.
+  ConvSpec asFlippedForward() const;
   /// The kernel's name for spatial dim i: "d", "h", "w" (3-D), "h", "w" (2-D) or "w" (1-D).
   std::string axis(int i) const { return std::string(1, "dhw"[3 - spatial + i]); }
   /// Kernel lines taking `index` apart into output coordinates o<axis> (the last fastest), with

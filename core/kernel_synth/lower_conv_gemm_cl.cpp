@@ -106,7 +106,8 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
 struct ConvClPlan : GroupLowering {
   using GroupLowering::GroupLowering;
   std::optional<ConvSpec> spec;
-  bool transposed = false;
+  bool transposed = false;  // strided transposed: one program per stride class
+  bool flipped = false;     // transposed of stride 1: a forward one with its taps reversed
   Split splitKind = Split::None;
   bool split = false;
   int sd = 0, rank = 0;  // spatial dims, and the tensors' rank
@@ -130,11 +131,13 @@ bool planConvCl(ConvClPlan& p, std::string& why) {
           "ones without dilation)";
     return false;
   }
-  p.transposed = s.kind == ConvSpec::Kind::Transposed;
+  p.flipped = s.flippedForward();
+  p.transposed = s.kind == ConvSpec::Kind::Transposed && !p.flipped;
   // Split operands only where they are fp32 (half precision products need no split).
   if (cv.dtype == "float32" && p.t.precision == kSplitPrecision) p.splitKind = Split::Tf32;
   if (cv.dtype == "float32" && p.t.precision == kBf16SplitPrecision) p.splitKind = Split::Bf16;
   p.split = p.splitKind != Split::None;
+  if (p.flipped) p.spec = s.asFlippedForward();
   p.sd = s.spatial;
   p.rank = p.sd + 2;
   p.twoD = p.sd >= 2;
@@ -289,9 +292,12 @@ std::string convClKLoop(const ConvClPlan& p) {
   k << b2 << "a_at = pos[:, None] * C_IN + rk[None, :]\n"
     << b2 << "a_ok = ok[:, None] & k_ok[None, :]\n"
     << b2 << "b_at = (rn[None, :] * "
-    << (threeD ? "(Kd * Kh * Kw) + (kd * Kh + kh) * Kw + kw"
-        : twoD ? "(Kh * Kw) + kh * Kw + kw"
-               : "Kw + kw")
+    << (p.flipped ? std::string(threeD ? "(Kd * Kh * Kw) + Kd * Kh * Kw - 1 - tap"
+                                : twoD ? "(Kh * Kw) + Kh * Kw - 1 - tap"
+                                       : "Kw + Kw - 1 - tap")
+        : threeD  ? "(Kd * Kh * Kw) + (kd * Kh + kh) * Kw + kw"
+        : twoD    ? "(Kh * Kw) + kh * Kw + kw"
+                  : "Kw + kw")
     << ") * C_IN + rk[:, None]\n"
     << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n";
   k << convClTileProduct(p, b2);
@@ -333,7 +339,8 @@ std::string convClPackedKLoop(const ConvClPlan& p) {
         : twoD ? "((bi * Ih + ih) * Iw + iw)"
                : "(bi * Iw + iw)")
     << " * C_IN + ci[None, :]\n";
-  k << b2 << "b_at = rn[None, :] * (" << taps << " * C_IN) + rk[:, None]\n";
+  k << b2 << "b_at = rn[None, :] * (" << taps << " * C_IN) + "
+    << (p.flipped ? "((" + taps + " - 1 - tap) * C_IN + ci)" : std::string("rk")) << "[:, None]\n";
   k << b2 << "b_ok = k_ok[:, None] & n_ok[None, :]\n";
   k << convClTileProduct(p, b2);
   return k.str();
@@ -370,6 +377,10 @@ std::string convClKernel(const ConvClPlan& p) {
     << " as implicit GEMM over channels-last copies: rows are\n"
     << kBody << "# ROWS x BLOCK_W output positions of one image, columns output channels, K runs\n"
     << kBody << "# over (tap, input channel block); out-of-range taps are the zero padding.\n";
+  if (p.flipped) {
+    k << kBody << "# Transposed with stride 1: a forward convolution over the weight's taps in\n"
+      << kBody << "# reverse order, padded by (K - 1) * D - P\n";
+  }
   if (p.transposed) {
     k << kBody << "# Transposed: output o takes input (o + P - k) / S through tap k only where S\n"
       << kBody << "# divides o + P - k, so a program takes the positions of one class c = (o + P)\n"
@@ -428,7 +439,8 @@ std::string convClHost(const ConvClPlan& p) {
   h << kHost << dom << " = " << host.shape(p.head.shape, p.head.altShape) << "\n";
   h << kHost << "_x = " << host.value(s.input) << "\n";
   // A transposed convolution's weight is (C_IN, C_OUT, taps...): copied as (C_OUT, taps, C_IN).
-  h << kHost << "_w = " << host.value(s.weight) << (transposed ? ".transpose(0, 1)" : "") << "\n";
+  h << kHost << "_w = " << host.value(s.weight)
+    << (transposed || p.flipped ? ".transpose(0, 1)" : "") << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
   h << channelsLastCopy(p.copy, "_x", "_xl", p.split ? "_xl_lo" : "", p.sd, p.splitKind);
   h << channelsLastCopy(p.copy, "_w", "_wl", p.split ? "_wl_lo" : "", p.sd, p.splitKind);

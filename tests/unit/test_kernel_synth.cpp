@@ -235,9 +235,11 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
             std::string::npos);
   // 3 stages of (128 x 64 + 64 x 16) elements, two bfloat16 parts each, where they fit: the
   // tile narrows to the 4 output channels (16 is tl.dot's least)
-  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=16, BLOCK_K=_bk, num_warps=8, "
-                       "num_stages=_stages(3, 36864, _x.device)"),
+  EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=16, BLOCK_K=_bk, PACKED=_packed, "
+                       "num_warps=8, num_stages=_stages(3, 36864, _x.device)"),
             std::string::npos);
+  // few input channels pack several taps into each K step
+  EXPECT_NE(first.find("_packed = _x.shape[1] < 16"), std::string::npos);
   // The third splits into a TF32 part and the rest, in fp32, for three TF32 products.
   const std::string& third = r.candidates[2].code;
   EXPECT_NE(third.find("tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)"),
@@ -760,6 +762,30 @@ TEST(SynthRecurrent, ALayerWhoseParametersDoNotAddUpIsNamed) {
 
 namespace crucible::kernel_synth {
 namespace {
+
+TEST(SynthConvSpec, ATransposedConvolutionOfStrideOneIsAForwardOnePaddedByTheRestOfItsWindow) {
+  ConvSpec s;
+  s.kind = ConvSpec::Kind::Transposed;
+  s.spatial = 2;
+  s.window = {3, 2};
+  s.stride = {1, 1};
+  s.pad = {1, 0};
+  s.dil = {2, 1};
+  EXPECT_TRUE(s.flippedForward());
+  EXPECT_TRUE(s.channelsLastApplies());
+  const ConvSpec f = s.asFlippedForward();
+  EXPECT_EQ(f.kind, ConvSpec::Kind::Conv);
+  EXPECT_EQ(f.pad, (std::vector<int>{3, 1}));  // (K - 1) D - P
+  s.stride = {2, 1};
+  EXPECT_FALSE(s.flippedForward());
+  s.spatial = 3;
+  s.window = {3, 3, 3};
+  s.stride = {2, 2, 2};
+  s.pad = s.dil = {1, 1, 1};
+  EXPECT_FALSE(s.channelsLastApplies());  // strided volumes keep the flat form's classes
+  s.stride = {1, 1, 1};
+  EXPECT_TRUE(s.channelsLastApplies());
+}
 
 TEST(SynthConvSpec, VolumesHaveThreeAxesAndAdaptiveMaxPoolsTheirWindows) {
   json g = {

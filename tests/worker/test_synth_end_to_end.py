@@ -203,6 +203,49 @@ def test_transposed_convolutions_with_odd_strides_are_verified_on_the_interprete
     assert "TH = tl.cdiv(Kh - ch, Sh)" in code
 
 
+# Transposed convolutions of stride 1, which the GPU's form takes as forward ones over the taps in
+# reverse order: 3-D with uneven padding and an uneven window over few channels (taps packed into
+# K), 2-D dilated with output padding over 20 channels (K tap by tap), and 1-D.
+UNIT_STRIDE_TRANSPOSED = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up3 = nn.ConvTranspose3d(3, 20, (3, 2, 3), stride=1, padding=(1, 0, 2))
+        self.up2 = nn.ConvTranspose2d(20, 6, 3, stride=1, padding=1, dilation=2,
+                                      output_padding=1)
+        self.up1 = nn.ConvTranspose1d(6, 4, 4, padding=2, bias=False)
+
+    def forward(self, x):
+        y = self.up2(self.up3(x).mean(dim=2))
+        return self.up1(y.mean(dim=2))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 4, 5, 6)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_transposed_convolutions_of_stride_one_run_as_flipped_forward_ones(tmp_path):
+    reference = tmp_path / "unit_stride_transposed.py"
+    reference.write_text(UNIT_STRIDE_TRANSPOSED)
+    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
+                          case=({}, 1), reference=reference)
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert code.count("# Transposed with stride 1") == 3
+    assert "((Kd * Kh * Kw - 1 - tap) * C_IN + ci)[:, None]" in code  # packed taps, reversed
+    assert "(rn[None, :] * (Kh * Kw) + Kh * Kw - 1 - tap) * C_IN" in code  # tap by tap, reversed
+    assert "Pd=1, Dd=1, Kh=2, Sh=1, Ph=1" in code  # P' = (K - 1) D - P
+    assert "def k0_conv_gemm(" not in code and "tl.cdiv(Kh - ch, Sh)" not in code
+
+
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 @pytest.mark.parametrize("task", _cases(sorted(GPU_CONV_CASES), "gpu_conv"))
 def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, task):
