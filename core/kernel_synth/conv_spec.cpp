@@ -27,7 +27,6 @@ std::string ConvSpec::outputCoordinates(const std::string& index) const {
 bool ConvSpec::channelsLastApplies() const {
   if (!gemmApplies()) return false;
   if (kind == Kind::Conv || flippedForward()) return true;
-  if (spatial == 3) return false;  // 3-D transposed and strided: the flat form's stride classes
   for (int d : dil) {
     if (d != 1) return false;
   }

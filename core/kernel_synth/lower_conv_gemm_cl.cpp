@@ -112,7 +112,7 @@ struct ConvClPlan : GroupLowering {
   bool split = false;
   int sd = 0, rank = 0;  // spatial dims, and the tensors' rank
   bool twoD = false;     // an h axis: 2-D, or 3-D whose (d, h) rows a tile walks together
-  bool threeD = false;   // a d axis too (forward convolutions only)
+  bool threeD = false;   // a d axis too
   std::string dom, name, copy;
   std::string body;  // the accumulator's statement and the epilogue
   std::vector<KernelOperand> ops;
@@ -200,8 +200,11 @@ std::string convClTile(const ConvClPlan& p) {
   std::ostringstream k;
   k << kBody << "pid_m = tl.program_id(0)\n" << kBody << "pid_n = tl.program_id(1)\n";
   const std::string perW = transposed ? "tl.cdiv(Ow, Sw)" : "Ow";
-  // 3-D: a tile's rows run over (d, h) together, h fastest
-  const std::string perH = transposed ? "tl.cdiv(Oh, Sh)" : threeD ? "Od * Oh" : "Oh";
+  // 3-D: a tile's rows run over (d, h) together, h fastest (of one class each, transposed)
+  const std::string perH = transposed
+                               ? (threeD ? "tl.cdiv(Od, Sd) * tl.cdiv(Oh, Sh)" : "tl.cdiv(Oh, Sh)")
+                           : threeD ? "Od * Oh"
+                                    : "Oh";
   k << kBody << "tiles_w = tl.cdiv(" << perW << ", BLOCK_W)\n";
   if (twoD) {
     k << kBody << "tiles_h = tl.cdiv(" << perH << ", ROWS)\n"
@@ -215,21 +218,28 @@ std::string convClTile(const ConvClPlan& p) {
   // transposed convolution the index of each position within its stride class.
   const std::string wIndex = "(pid_m % tiles_w) * BLOCK_W + r % BLOCK_W";
   const std::string hIndex = "th * ROWS + r // BLOCK_W";
-  if (threeD) {
+  if (transposed && threeD) {
+    // the class is (cd, ch, cw), w fastest; rows count (d, h) positions within it
+    k << kBody << "odh = " << hIndex << "\n";
+    k << classAxis("w", wIndex, "tl.program_id(2) % Sw");
+    k << classAxis("h", "odh % tl.cdiv(Oh, Sh)", "(tl.program_id(2) // Sw) % Sh");
+    k << classAxis("d", "odh // tl.cdiv(Oh, Sh)", "tl.program_id(2) // (Sw * Sh)");
+  } else if (transposed) {
+    k << classAxis("w", wIndex, twoD ? "tl.program_id(2) % Sw" : "tl.program_id(2)");
+    if (twoD) k << classAxis("h", hIndex, "tl.program_id(2) // Sw");
+  } else if (threeD) {
     k << kBody << "ow = " << wIndex << "\n";
     k << kBody << "odh = " << hIndex << "\n";
     k << kBody << "od = odh // Oh\n" << kBody << "oh = odh % Oh\n";
-  } else if (!transposed) {
+  } else {
     k << kBody << "ow = " << wIndex << "\n";
     if (twoD) k << kBody << "oh = " << hIndex << "\n";
-  } else {
-    k << classAxis("w", wIndex, twoD ? "tl.program_id(2) % Sw" : "tl.program_id(2)");
-    if (twoD) k << classAxis("h", hIndex, "tl.program_id(2) // Sw");
   }
   k << kBody
-    << (threeD ? "m_ok = (odh < Od * Oh) & (ow < Ow)\n"
-        : twoD ? "m_ok = (oh < Oh) & (ow < Ow)\n"
-               : "m_ok = ow < Ow\n");
+    << (threeD && transposed ? "m_ok = (od < Od) & (oh < Oh) & (ow < Ow)\n"
+        : threeD             ? "m_ok = (odh < Od * Oh) & (ow < Ow)\n"
+        : twoD               ? "m_ok = (oh < Oh) & (ow < Ow)\n"
+                             : "m_ok = ow < Ow\n");
   k << kBody << "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n";
   k << kBody << "n_ok = rn < C_OUT\n";
   return k.str();
@@ -246,9 +256,21 @@ std::string convClKLoop(const ConvClPlan& p) {
   if (p.transposed) {
     k << kBody << "TW = tl.cdiv(Kw - cw, Sw)  # the class's taps along each axis\n";
     if (twoD) k << kBody << "TH = tl.cdiv(Kh - ch, Sh)\n";
-    k << kBody << "for step in range(0, " << (twoD ? "TH * TW" : "TW") << " * CB):\n";
+    if (threeD) k << kBody << "TD = tl.cdiv(Kd - cd, Sd)\n";
+    k << kBody << "for step in range(0, "
+      << (threeD ? "TD * TH * TW"
+          : twoD ? "TH * TW"
+                 : "TW")
+      << " * CB):\n";
     k << b2 << "tap = step // CB\n";
-    if (twoD) {
+    if (threeD) {
+      k << b2 << "kd = cd + (tap // (TH * TW)) * Sd\n"
+        << b2 << "kh = ch + ((tap // TW) % TH) * Sh\n"
+        << b2 << "kw = cw + (tap % TW) * Sw\n";
+      k << b2 << "id = qd - tap // (TH * TW)\n"
+        << b2 << "ih = qh - (tap // TW) % TH\n"
+        << b2 << "iw = qw - tap % TW\n";
+    } else if (twoD) {
       k << b2 << "kh = ch + (tap // TW) * Sh\n" << b2 << "kw = cw + (tap % TW) * Sw\n";
       k << b2 << "ih = qh - tap // TW\n" << b2 << "iw = qw - tap % TW\n";
     } else {
@@ -428,7 +450,11 @@ std::string convClHost(const ConvClPlan& p) {
   const std::string widthPerTile = transposed ? "triton.cdiv(" + last + ", " + sw + ")" : last;
   std::string heightPerTile;
   if (p.threeD) {
-    heightPerTile = dom + "[2] * " + dom + "[3]";  // (d, h) rows together
+    // (d, h) rows together, of one stride class each when transposed
+    heightPerTile = transposed
+                        ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) +
+                              ") * triton.cdiv(" + dom + "[3], " + std::to_string(s.stride[1]) + ")"
+                        : dom + "[2] * " + dom + "[3]";
   } else if (twoD) {
     heightPerTile = transposed ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ")"
                                : dom + "[2]";

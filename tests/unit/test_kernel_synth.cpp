@@ -782,7 +782,9 @@ TEST(SynthConvSpec, ATransposedConvolutionOfStrideOneIsAForwardOnePaddedByTheRes
   s.window = {3, 3, 3};
   s.stride = {2, 2, 2};
   s.pad = s.dil = {1, 1, 1};
-  EXPECT_FALSE(s.channelsLastApplies());  // strided volumes keep the flat form's classes
+  EXPECT_TRUE(s.channelsLastApplies());  // strided volumes run by stride class
+  s.dil = {1, 2, 1};
+  EXPECT_FALSE(s.channelsLastApplies());  // unless dilated: the flat form's
   s.stride = {1, 1, 1};
   EXPECT_TRUE(s.channelsLastApplies());
 }

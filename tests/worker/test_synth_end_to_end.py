@@ -246,6 +246,45 @@ def test_transposed_convolutions_of_stride_one_run_as_flipped_forward_ones(tmp_p
     assert "def k0_conv_gemm(" not in code and "tl.cdiv(Kh - ch, Sh)" not in code
 
 
+# Strided transposed volumes in the GPU's form, one program per stride class: strides that
+# differ per axis with output padding, then stride 2 in every axis.
+STRIDED_VOLUMES = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(3, 6, (3, 4, 3), stride=(1, 2, 3), padding=(1, 1, 0),
+                                     output_padding=(0, 1, 2))
+        self.up2 = nn.ConvTranspose3d(6, 5, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        return self.up2(self.up(x))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 3, 4, 5)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_strided_transposed_volumes_run_one_program_per_stride_class(tmp_path):
+    reference = tmp_path / "strided_volumes.py"
+    reference.write_text(STRIDED_VOLUMES)
+    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
+                          case=({}, 1), reference=reference)
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert "def k0_conv_gemm(" not in code and code.count("TD = tl.cdiv(Kd - cd, Sd)") == 2
+    assert "triton.cdiv(_dom0[2], 1) * triton.cdiv(_dom0[3], 2)" in code
+    assert "_bw), triton.cdiv(_dom0[1], 16), 6)" in code  # 1 x 2 x 3 classes
+    assert "_bw), triton.cdiv(_dom1[1], 16), 8)" in code
+
+
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 @pytest.mark.parametrize("task", _cases(sorted(GPU_CONV_CASES), "gpu_conv"))
 def test_gpu_convolution_candidates_are_verified_on_the_interpreter(tmp_path, task):
