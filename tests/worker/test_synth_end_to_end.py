@@ -165,6 +165,16 @@ GPU_CONV_CASES = {
                                       1),
 }
 
+def _verified_gpu_candidate(tmp_path, name, text):
+    """The first candidate `crucible synth --backend cuda` writes for the reference `text`,
+    verified on the interpreter."""
+    reference = tmp_path / name
+    reference.write_text(text)
+    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
+                          case=({}, 1), reference=reference)
+    return (tmp_path / "out" / "candidate_0.py").read_text()
+
+
 # Strides that differ per axis and exceed the kernel, padding and output padding, and 1-D.
 ODD_TRANSPOSED = """import torch
 import torch.nn as nn
@@ -194,11 +204,7 @@ def get_init_inputs():
 @pytest.mark.sweep
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_transposed_convolutions_with_odd_strides_are_verified_on_the_interpreter(tmp_path):
-    reference = tmp_path / "odd_transposed.py"
-    reference.write_text(ODD_TRANSPOSED)
-    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
-                          case=({}, 1), reference=reference)
-    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    code = _verified_gpu_candidate(tmp_path, "odd_transposed.py", ODD_TRANSPOSED)
     assert code.count("k0_conv_gemm_cl[_grid]") == 1 and "k2_conv_gemm_cl[_grid]" in code
     assert "TH = tl.cdiv(Kh - ch, Sh)" in code
 
@@ -234,11 +240,7 @@ def get_init_inputs():
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_transposed_convolutions_of_stride_one_run_as_flipped_forward_ones(tmp_path):
-    reference = tmp_path / "unit_stride_transposed.py"
-    reference.write_text(UNIT_STRIDE_TRANSPOSED)
-    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
-                          case=({}, 1), reference=reference)
-    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    code = _verified_gpu_candidate(tmp_path, "unit_stride_transposed.py", UNIT_STRIDE_TRANSPOSED)
     assert code.count("# Transposed with stride 1") == 3
     assert "((Kd * Kh * Kw - 1 - tap) * C_IN + ci)[:, None]" in code  # packed taps, reversed
     assert "(rn[None, :] * (Kh * Kw) + Kh * Kw - 1 - tap) * C_IN" in code  # tap by tap, reversed
@@ -274,11 +276,7 @@ def get_init_inputs():
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_strided_transposed_volumes_run_one_program_per_stride_class(tmp_path):
-    reference = tmp_path / "strided_volumes.py"
-    reference.write_text(STRIDED_VOLUMES)
-    synthesize_and_verify(tmp_path, reference.name, "interpret", synth_backend="cuda",
-                          case=({}, 1), reference=reference)
-    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    code = _verified_gpu_candidate(tmp_path, "strided_volumes.py", STRIDED_VOLUMES)
     assert "def k0_conv_gemm(" not in code and code.count("TD = tl.cdiv(Kd - cd, Sd)") == 2
     assert "triton.cdiv(_dom0[2], 1) * triton.cdiv(_dom0[3], 2)" in code
     assert "_bw), triton.cdiv(_dom0[1], 16), 6)" in code  # 1 x 2 x 3 classes
