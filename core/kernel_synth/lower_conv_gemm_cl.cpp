@@ -32,18 +32,20 @@ namespace {
 /// How the channels-last copies split each fp32 value for the product.
 enum class Split { None, Tf32, Bf16 };
 
-/// (B, C, spatial...) -> (B, spatial..., C) for any strides of the source; `name` launches it.
-/// With a split, `dst` gets each value rounded to TF32 or bfloat16 and `lo` the rest.
+/// (B, C, spatial...) -> (B, spatial..., C) for any strides of the source, for both of a
+/// convolution's operands in one launch (`name`): the input's batches on the grid's third axis
+/// first, then the weight's output channels; `name`_tile copies one tile of either. With a
+/// split, `dst` gets each value rounded to TF32 or bfloat16 and `lo` the rest.
 std::string channelsLastKernel(const std::string& name, int spatial, Split split) {
   const bool splits = split != Split::None;
+  const std::string lo = splits ? "lo, " : "", lo2 = splits ? "lo2, " : "";
   std::ostringstream k;
   k << "@triton.jit\n"
-    << "def " << name << "(src, dst, " << (splits ? "lo, " : "")
-    << "C, W, P, s0, s1, s2, s3, BLOCK_C: tl.constexpr,\n"
+    << "def " << name << "_tile(src, dst, " << lo
+    << "C, W, P, s0, s1, s2, s3, b, BLOCK_C: tl.constexpr,\n"
     << "        BLOCK_P: tl.constexpr):\n"
-    << kBody << "# copies one batch's (channels x positions) tile to positions x channels,\n"
+    << kBody << "# copies batch b's (channels x positions) tile to positions x channels,\n"
     << kBody << "# reading along positions and writing along channels\n"
-    << kBody << "b = tl.program_id(2)\n"
     << kBody << "rp = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)\n"
     << kBody << "rc = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)\n"
     << kBody << "mask = (rc[:, None] < C) & (rp[None, :] < P)\n";
@@ -55,30 +57,47 @@ std::string channelsLastKernel(const std::string& name, int spatial, Split split
   k << kBody << "v = tl.load(src + b * s0 + rc[:, None] * s1 + src_p[None, :], mask=mask)\n"
     << kBody << "at = (b * P + rp[None, :]) * C + rc[:, None]\n";
   if (split == Split::None) {
-    k << kBody << "tl.store(dst + at, v, mask=mask)\n\n\n";
-    return k.str();
+    k << kBody << "tl.store(dst + at, v, mask=mask)\n";
+  } else if (split == Split::Bf16) {
+    k << bf16SplitLines("dst", "lo", "mask");
+  } else {
+    k << kBody
+      << "# hi: v rounded to TF32 (10 mantissa bits: half of the dropped bits added, "
+         "then\n"
+      << kBody << "# dropped); lo = v - hi, exact in fp32. inf, NaN and values too large to round\n"
+      << kBody << "# stay whole in hi.\n"
+      << kBody << "bits = v.to(tl.uint32, bitcast=True)\n"
+      << kBody << "rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)\n"
+      << kBody << "hi = tl.where(tl.abs(v) < 3.0e38, rounded, v)\n"
+      << kBody << "tl.store(dst + at, hi, mask=mask)\n"
+      << kBody << "tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)\n";
   }
-  if (split == Split::Bf16) {
-    k << bf16SplitLines("dst", "lo", "mask") << "\n\n";
-    return k.str();
-  }
-  k << kBody << "# hi: v rounded to TF32 (10 mantissa bits: half of the dropped bits added, then\n"
-    << kBody << "# dropped); lo = v - hi, exact in fp32. inf, NaN and values too large to round\n"
-    << kBody << "# stay whole in hi.\n"
-    << kBody << "bits = v.to(tl.uint32, bitcast=True)\n"
-    << kBody << "rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)\n"
-    << kBody << "hi = tl.where(tl.abs(v) < 3.0e38, rounded, v)\n"
-    << kBody << "tl.store(dst + at, hi, mask=mask)\n"
-    << kBody << "tl.store(lo + at, tl.where(hi == v, 0.0, v - hi), mask=mask)\n\n\n";
+  k << "\n\n@triton.jit\n"
+    << "def " << name << "(src, dst, " << lo << "C, W, P, s0, s1, s2, s3, B, src2, dst2, " << lo2
+    << "C2, W2, P2,\n"
+    << "        t0, t1, t2, t3, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):\n"
+    << kBody << "# both operands in one launch: the input's B batches, then the weight's rows\n"
+    << kBody << "b = tl.program_id(2)\n"
+    << kBody << "if b < B:\n"
+    << kBody << kBody << name << "_tile(src, dst, " << lo
+    << "C, W, P, s0, s1, s2, s3, b, BLOCK_C, BLOCK_P)\n"
+    << kBody << "else:\n"
+    << kBody << kBody << name << "_tile(src2, dst2, " << lo2
+    << "C2, W2, P2, t0, t1, t2, t3, b - B, BLOCK_C, BLOCK_P)\n\n\n";
   return k.str();
 }
 
-/// Host lines making `dst` the channels-last copy of `src` (a rank spatial+2 tensor), and `lo`
-/// the rest of its split when `lo` is not empty; the bfloat16 split's parts are bfloat16.
-std::string channelsLastCopy(const std::string& kernel, const std::string& src,
-                             const std::string& dst, const std::string& lo, int spatial,
-                             Split split) {
-  std::ostringstream h;
+/// One operand of the channels-last copy: its host view and the copy kernel's arguments.
+struct ChannelsLastOperand {
+  std::string src, positions, arguments;
+};
+
+/// Host lines making `dst` the channels-last copy's destination for `src` (a rank spatial+2
+/// tensor), and `lo` the rest of its split when `lo` is not empty (the bfloat16 split's parts are
+/// bfloat16); and what the copy kernel takes for it.
+ChannelsLastOperand channelsLastOperand(std::ostringstream& h, const std::string& src,
+                                        const std::string& dst, const std::string& lo, int spatial,
+                                        Split split) {
   std::string shape = "(" + src + ".shape[0]";
   for (int i = 0; i < spatial; ++i) shape += ", " + src + ".shape[" + std::to_string(2 + i) + "]";
   shape += ", " + src + ".shape[1])";
@@ -93,12 +112,24 @@ std::string channelsLastCopy(const std::string& kernel, const std::string& src,
     << ".device, dtype=" << (split == Split::Bf16 ? std::string("torch.bfloat16") : src + ".dtype")
     << ")\n";
   if (!lo.empty()) h << kHost << lo << " = torch.empty_like(" << dst << ")\n";
-  // positions on the grid's first axis, the only one not limited to 65535 programs
-  h << kHost << kernel << "[(triton.cdiv(" << positions << ", 64), triton.cdiv(" << src
-    << ".shape[1], 32), " << src << ".shape[0])](\n"
-    << kHost << "    " << view << ", " << dst << ", " << (lo.empty() ? "" : lo + ", ") << src
-    << ".shape[1], " << width << ", " << positions << ", " << strides
-    << ", BLOCK_C=32, BLOCK_P=64)\n";
+  return {src, positions,
+          view + ", " + dst + ", " + (lo.empty() ? "" : lo + ", ") + src + ".shape[1], " + width +
+              ", " + positions + ", " + strides};
+}
+
+/// Host lines copying the input `_x` and the weight `_w` to channels-last `_xl` and `_wl` (and
+/// their split's `_xl_lo`, `_wl_lo`) in one launch of `kernel`.
+std::string channelsLastCopies(const std::string& kernel, int spatial, Split split) {
+  const bool splits = split != Split::None;
+  std::ostringstream h;
+  const auto x = channelsLastOperand(h, "_x", "_xl", splits ? "_xl_lo" : "", spatial, split);
+  const auto w = channelsLastOperand(h, "_w", "_wl", splits ? "_wl_lo" : "", spatial, split);
+  // positions on the grid's first axis, the only one not limited to 65535 programs; each
+  // operand's programs past its own positions and channels store nothing
+  h << kHost << kernel << "[(triton.cdiv(max(" << x.positions << ", " << w.positions
+    << "), 64), triton.cdiv(max(_x.shape[1], _w.shape[1]), 32), _x.shape[0] + _w.shape[0])](\n"
+    << kHost << "    " << x.arguments << ", _x.shape[0],\n"
+    << kHost << "    " << w.arguments << ", BLOCK_C=32, BLOCK_P=64)\n";
   return h.str();
 }
 
@@ -468,8 +499,7 @@ std::string convClHost(const ConvClPlan& p) {
   h << kHost << "_w = " << host.value(s.weight)
     << (transposed || p.flipped ? ".transpose(0, 1)" : "") << "\n";
   if (!s.bias.empty()) h << kHost << "_bias = " << host.value(s.bias) << "\n";
-  h << channelsLastCopy(p.copy, "_x", "_xl", p.split ? "_xl_lo" : "", p.sd, p.splitKind);
-  h << channelsLastCopy(p.copy, "_w", "_wl", p.split ? "_wl_lo" : "", p.sd, p.splitKind);
+  h << channelsLastCopies(p.copy, p.sd, p.splitKind);
   for (const auto& out : p.group.stores) h << allocate(p.g, out, host);
   h << bindOperands(p.ops);
   h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"
