@@ -99,8 +99,8 @@ std::string productLabel(const Tiling& t) {
 
 namespace {
 
-/// A large GPU's multiprocessors (H100 and H200 have 132): the synthesizer writes one tiling per
-/// candidate without asking the device, so it fills this many.
+/// A large GPU's multiprocessors (today's largest data-centre GPUs have 132): the synthesizer
+/// writes one tiling per candidate without asking the device, so it fills this many.
 constexpr std::int64_t kMultiprocessors = 132;
 /// The share of its last wave of programs a tiling must fill to be kept as written.
 constexpr double kLeastWaveUse = 0.75;
@@ -126,14 +126,16 @@ Tiling narrowedToColumns(Tiling t, std::int64_t rows, std::int64_t columns, bool
 }
 
 /// A wide tile (128 x 128 or more) whose programs leave much of a GPU's last wave idle (fewer
-/// tiles than multiprocessors, or 1.5 waves) becomes 64 x 64 x 64 with 4 warps: four times the
-/// programs, each as deep. On an H200 this is within a few percent of the best of eleven
-/// tilings and split-K forms for level 2's products at --scale 4 that 128 x 128 leaves idle,
-/// and up to twice as fast as 128 x 128 (docs/studies/product_tile_study.py; figures in
-/// docs/PERFORMANCE.md). Tiles that fill their waves stay as written: there 128 x 128 is the
-/// fastest.
-Tiling filledToMultiprocessors(Tiling t, std::int64_t rows, std::int64_t columns) {
+/// tiles than multiprocessors, or 1.5 waves) becomes 64 x 64 with 4 warps: four times the
+/// programs. Their K step is 64 over a long K, and 32 over a short one, where the deeper step
+/// lost to 128 x 128. On a large GPU this beats 128 x 128 on each of level 2's products that
+/// 128 x 128 leaves idle and comes close to the best of the tilings and split-K forms the study
+/// tried; tiles that fill their waves stay as written, where 128 x 128 is about the best
+/// (docs/studies/product_tile_study.py; figures in docs/PERFORMANCE.md).
+Tiling filledToMultiprocessors(Tiling t, std::int64_t rows, std::int64_t columns,
+                               std::int64_t depth) {
   constexpr int kWide = 128, kSmall = 64;
+  constexpr std::int64_t kDeep = 2048;
   if (t.blockM < kWide || t.blockN < kWide) return t;
   const std::int64_t tiles =
       ((rows + t.blockM - 1) / t.blockM) * ((columns + t.blockN - 1) / t.blockN);
@@ -142,7 +144,7 @@ Tiling filledToMultiprocessors(Tiling t, std::int64_t rows, std::int64_t columns
     return t;
   t.blockM = kSmall;
   t.blockN = kSmall;
-  t.blockK = kSmall;
+  t.blockK = depth >= kDeep ? kSmall : kSmall / 2;
   t.warps = 4;
   return t;
 }
@@ -216,7 +218,7 @@ Tiling productTiling(const LoweringInput& in) {
   const bool flat = shapeOfValue(in.g, mm.inputs[1].ref).size() == 2;
   if (as.empty() || splitsItsK(in.t, mm.shape, as.back(), flat)) return in.t;
   const auto [rows, columns] = rowsAndColumns(mm.shape);
-  return rows > 0 && columns > 0 ? filledToMultiprocessors(in.t, rows, columns) : in.t;
+  return rows > 0 && columns > 0 ? filledToMultiprocessors(in.t, rows, columns, as.back()) : in.t;
 }
 
 /// The operands' shapes and the epilogue; false with `why` where the product cannot be lowered.

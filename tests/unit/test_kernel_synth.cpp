@@ -383,6 +383,12 @@ TEST(SynthTiles, AGpuProductWhoseWideTilesLeaveItsLastWaveIdleTakesSmallerTiles)
             std::string::npos)
       << few;
   EXPECT_NE(few.find("triton.cdiv(_M, 64) * triton.cdiv(_N, 64)"), std::string::npos);
+  // a K under 2048 steps by 32
+  const std::string shallow =
+      synthFor(productGraph(512, 1024, 2048), "cuda", 1).candidates.at(0).code;
+  EXPECT_NE(shallow.find("BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4"),
+            std::string::npos)
+      << shallow;
   // 1024 x 2048 are 128 tiles, a whole wave: kept as written
   const std::string full =
       synthFor(productGraph(1024, 2048, 2048), "cuda", 1).candidates.at(0).code;

@@ -376,6 +376,16 @@ def test_gpu_product_candidates_are_verified_on_the_interpreter(tmp_path, task):
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_gpu_products_too_small_for_wide_tiles_take_smaller_ones(tmp_path):
+    # 256 x 256 outputs are four 128 x 128 tiles, far fewer than a large GPU's multiprocessors
+    synthesize_and_verify(tmp_path, "level2/20_Linear_Softmax.py", "interpret",
+                          synth_backend="cuda",
+                          case=({"batch_size": 256, "in_features": 96, "num_classes": 256}, 1))
+    code = (tmp_path / "out" / "candidate_0.py").read_text()
+    assert "BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4" in code
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_gpu_products_of_sliced_views_are_verified_on_the_interpreter(tmp_path):
     reference = tmp_path / "sliced_product.py"
     reference.write_text(SLICED_PRODUCT)
