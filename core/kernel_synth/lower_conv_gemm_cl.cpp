@@ -1,15 +1,18 @@
 // Convolutions (1-D to 3-D, one group) as implicit GEMM over channels-last copies: the GPU
-// form. Two small kernels copy the input to (B, spatial..., C_in) and the weight to
+// form. One small kernel copies the input to (B, spatial..., C_in) and the weight to
 // (C_out, taps..., C_in), so that both tl.dot operands are read along K (the input channels),
 // the layout tensor cores take directly; the product then walks K as (tap, channel block), with
-// each tap's input offsets computed once per step instead of a % and // per element. A program's
+// each tap's input offsets computed once per step instead of a % and // per element (inputs of
+// fewer channels than tl.dot's least K instead pack several taps into a step). A program's
 // rows are ROWS output rows x BLOCK_W columns (a power of two), so Triton sees the columns as
 // consecutive; in 3-D the rows run over (depth, height) together. On a GPU this is several times
 // faster than lower_conv_gemm.cpp's form at the level-2 2-D shapes (docs/studies/
 // conv_gemm_study.py; figures in docs/PERFORMANCE.md).
-// Transposed convolutions (without dilation) take the same form split by stride class: output o
-// is reached through tap k only where S divides o + P - k, so the outputs of one class
-// (o + P) mod S share their taps, every S-th one; the flat form masked the others out per tap.
+// Transposed convolutions of stride 1 are forward ones over the taps in reverse order
+// (ConvSpec::flippedForward). Strided ones (without dilation) take the form split by stride
+// class, in 1-D to 3-D: output o is reached through tap k only where S divides o + P - k, so the
+// outputs of one class (o + P) mod S share their taps, every S-th one; the flat form masked the
+// others out per tap.
 // With the tf32x3-split precision the copies also split each fp32 value into a TF32 high part
 // and the rest, and the K loop issues tf32x3's three products itself as plain TF32 dots over
 // those parts, faster than tl.dot's own tf32x3 (which splits the tiles inside the loop) at the
@@ -89,7 +92,7 @@ std::string channelsLastKernel(const std::string& name, int spatial, Split split
 
 /// One operand of the channels-last copy: its host view and the copy kernel's arguments.
 struct ChannelsLastOperand {
-  std::string src, positions, arguments;
+  std::string positions, arguments;
 };
 
 /// Host lines making `dst` the channels-last copy's destination for `src` (a rank spatial+2
@@ -112,9 +115,8 @@ ChannelsLastOperand channelsLastOperand(std::ostringstream& h, const std::string
     << ".device, dtype=" << (split == Split::Bf16 ? std::string("torch.bfloat16") : src + ".dtype")
     << ")\n";
   if (!lo.empty()) h << kHost << lo << " = torch.empty_like(" << dst << ")\n";
-  return {src, positions,
-          view + ", " + dst + ", " + (lo.empty() ? "" : lo + ", ") + src + ".shape[1], " + width +
-              ", " + positions + ", " + strides};
+  return {positions, view + ", " + dst + ", " + (lo.empty() ? "" : lo + ", ") + src +
+                         ".shape[1], " + width + ", " + positions + ", " + strides};
 }
 
 /// Host lines copying the input `_x` and the weight `_w` to channels-last `_xl` and `_wl` (and
