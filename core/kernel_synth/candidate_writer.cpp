@@ -16,6 +16,21 @@ constexpr const char* kImports =
     "import triton.language as tl\n";
 
 constexpr const char* kHelpers =
+    "def _cdiv(x, y):\n"
+    "    \"\"\"triton.cdiv in plain integers: Triton's host helpers unwrap their arguments in\n"
+    "    Python, several calls each, which the verifier's call profile sees one by one.\"\"\"\n"
+    "    return (x + y - 1) // y\n"
+    "\n"
+    "\n"
+    "def _next_power_of_2(n):\n"
+    "    \"\"\"triton.next_power_of_2 in plain integers: the least power of two not below "
+    "n.\"\"\"\n"
+    "    n -= 1\n"
+    "    for shift in (1, 2, 4, 8, 16, 32):\n"
+    "        n |= n >> shift\n"
+    "    return n + 1\n"
+    "\n"
+    "\n"
     "def _strides4(t):\n"
     "    \"\"\"A stack of matrices' strides as (batch 0, batch 1, row, column): a single matrix\n"
     "    has neither batch dim, a 3-d stack only batch 0.\"\"\"\n"

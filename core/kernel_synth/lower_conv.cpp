@@ -178,7 +178,7 @@ std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why)
   for (const auto& out : group.stores) h << allocate(g, out, host);
   h << kHost << "_n = _prod(" << dom << ")\n";
   h << bindOperands(ops);
-  h << kHost << name << "[(triton.cdiv(_n, " << t.block << "),)](" << join(sig.args, ", ") << ", "
+  h << kHost << name << "[(_cdiv(_n, " << t.block << "),)](" << join(sig.args, ", ") << ", "
     << s.launchConstants() << ", BLOCK=" << t.block << launchOptions(t) << ")\n";
   return LoweredGroup{k.str(), h.str(),
                       "group " + std::to_string(index) + " conv [" + nodeList(g, group) +

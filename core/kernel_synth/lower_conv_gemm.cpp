@@ -214,7 +214,7 @@ std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& 
   if (classed) {  // the rows of one class: the batch times each dim's ceil(O / S)
     h << kHost << "_M = " << dom << "[0]";
     for (int i = 0; i < sd; ++i)
-      h << " * triton.cdiv(" << dom << "[" << 2 + i << "], " << s.stride[i] << ")";
+      h << " * _cdiv(" << dom << "[" << 2 + i << "], " << s.stride[i] << ")";
     h << "\n";
     for (int i = 0; i < sd; ++i) classes += " * " + std::to_string(s.stride[i]);
   } else {

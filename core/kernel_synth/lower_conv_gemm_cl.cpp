@@ -128,8 +128,8 @@ std::string channelsLastCopies(const std::string& kernel, int spatial, Split spl
   const auto w = channelsLastOperand(h, "_w", "_wl", splits ? "_wl_lo" : "", spatial, split);
   // positions on the grid's first axis, the only one not limited to 65535 programs; each
   // operand's programs past its own positions and channels store nothing
-  h << kHost << kernel << "[(triton.cdiv(max(" << x.positions << ", " << w.positions
-    << "), 64), triton.cdiv(max(_x.shape[1], _w.shape[1]), 32), _x.shape[0] + _w.shape[0])](\n"
+  h << kHost << kernel << "[(_cdiv(max(" << x.positions << ", " << w.positions
+    << "), 64), _cdiv(max(_x.shape[1], _w.shape[1]), 32), _x.shape[0] + _w.shape[0])](\n"
     << kHost << "    " << x.arguments << ", _x.shape[0],\n"
     << kHost << "    " << w.arguments << ", BLOCK_C=32, BLOCK_P=64)\n";
   return h.str();
@@ -480,17 +480,17 @@ std::string convClHost(const ConvClPlan& p) {
   const int blockW = t.blockM;  // the host narrows it to the output's width
   const std::string last = dom + "[" + std::to_string(p.rank - 1) + "]";
   const std::string sw = std::to_string(s.stride[p.sd - 1]);
-  const std::string widthPerTile = transposed ? "triton.cdiv(" + last + ", " + sw + ")" : last;
+  const std::string widthPerTile = transposed ? "_cdiv(" + last + ", " + sw + ")" : last;
   std::string heightPerTile;
   if (p.threeD) {
     // (d, h) rows together, of one stride class each when transposed
     heightPerTile = transposed
-                        ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) +
-                              ") * triton.cdiv(" + dom + "[3], " + std::to_string(s.stride[1]) + ")"
+                        ? "_cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ") * _cdiv(" +
+                              dom + "[3], " + std::to_string(s.stride[1]) + ")"
                         : dom + "[2] * " + dom + "[3]";
   } else if (twoD) {
-    heightPerTile = transposed ? "triton.cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ")"
-                               : dom + "[2]";
+    heightPerTile =
+        transposed ? "_cdiv(" + dom + "[2], " + std::to_string(s.stride[0]) + ")" : dom + "[2]";
   }
   std::ostringstream h;
   h << kHost << "# group " << p.index << ": " << nodeList(p.g, p.group)
@@ -506,11 +506,10 @@ std::string convClHost(const ConvClPlan& p) {
   h << bindOperands(p.ops);
   h << kHost << "# a tile is _rows output rows of _bw columns (a power of two)"
     << (transposed ? ", of one stride class" : "") << "\n";
-  h << kHost << "_bw = min(max(triton.next_power_of_2(" << widthPerTile << "), 16), " << blockW
-    << ")\n";
+  h << kHost << "_bw = min(max(_next_power_of_2(" << widthPerTile << "), 16), " << blockW << ")\n";
   // K blocks no wider than the input's channels (few channels would leave most of each block
   // masked), and at least 16, tl.dot's smallest K.
-  h << kHost << "_bk = min(" << t.blockK << ", max(16, triton.next_power_of_2(_x.shape[1])))\n";
+  h << kHost << "_bk = min(" << t.blockK << ", max(16, _next_power_of_2(_x.shape[1])))\n";
   if (!transposed) {
     // inputs of fewer channels than tl.dot's least K pack several taps into each K step
     h << kHost << "_packed = _x.shape[1] < 16\n";
@@ -520,8 +519,8 @@ std::string convClHost(const ConvClPlan& p) {
   int classes = 1;
   for (int v : s.stride) classes *= v;
   h << kHost << "_grid = (" << dom << "[0] * "
-    << (twoD ? "triton.cdiv(" + heightPerTile + ", _rows) * " : "") << "triton.cdiv("
-    << widthPerTile << ", _bw), triton.cdiv(" << dom << "[1], " << t.blockN << ")"
+    << (twoD ? "_cdiv(" + heightPerTile + ", _rows) * " : "") << "_cdiv(" << widthPerTile
+    << ", _bw), _cdiv(" << dom << "[1], " << t.blockN << ")"
     << (transposed ? ", " + std::to_string(classes) : "") << ")\n";
   // shared memory per element of both tiles: two bfloat16 parts, two fp32 parts, or one value
   const int elementBytes = p.splitKind == Split::Bf16   ? 4

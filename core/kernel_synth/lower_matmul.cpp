@@ -78,8 +78,8 @@ std::string programOrder(const Tiling& t, const std::string& m, const std::strin
 
 std::string productGrid(const Tiling& t, const std::string& m, const std::string& n,
                         const std::string& batch) {
-  const std::string gm = "triton.cdiv(" + m + ", " + std::to_string(t.blockM) + ")";
-  const std::string gn = "triton.cdiv(" + n + ", " + std::to_string(t.blockN) + ")";
+  const std::string gm = "_cdiv(" + m + ", " + std::to_string(t.blockM) + ")";
+  const std::string gn = "_cdiv(" + n + ", " + std::to_string(t.blockN) + ")";
   if (t.groupM <= 1) return "(" + gm + ", " + gn + ", " + batch + ")";
   return "(" + gm + " * " + gn + ", 1, " + batch + ")";
 }
@@ -449,8 +449,8 @@ std::string splitOperands(const MatmulPlan& p) {
     h << h2 << x << "_hi = torch.empty_strided(" << x << ".shape, " << x
       << ".stride(), device=" << x << ".device, dtype=torch.bfloat16)\n"
       << h2 << x << "_lo = torch.empty_like(" << x << "_hi)\n"
-      << h2 << kernel << "[(triton.cdiv(" << x << ".numel(), 1024),)](" << x << ", " << x << "_hi, "
-      << x << "_lo, " << x << ".numel(), BLOCK=1024)\n";
+      << h2 << kernel << "[(_cdiv(" << x << ".numel(), 1024),)](" << x << ", " << x << "_hi, " << x
+      << "_lo, " << x << ".numel(), BLOCK=1024)\n";
   }
   h << h2 << "_a, _b = _a_hi, _b_hi\n";
   return h.str();
@@ -489,7 +489,7 @@ std::string matmulHost(const MatmulPlan& p) {
     // with another K is still summed whole.
     h << kHost << "# split-K: about " << p.splitsK << " programs per tile, " << p.span
       << " of K each, their partials added in order by the product's kernel\n";
-    h << kHost << "_splits = triton.cdiv(_K, " << p.span << ")\n";
+    h << kHost << "_splits = _cdiv(_K, " << p.span << ")\n";
     h << kHost << "_part = torch.empty((_splits, _M, _N), device=_a.device, "
       << "dtype=torch.float32)\n";
     h << kHost << p.name << "_part[" << productGrid(p.t, "_M", "_N", "_splits") << "]("

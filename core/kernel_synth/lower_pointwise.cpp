@@ -188,7 +188,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
   h << bindOperands(ops);
   const auto launch = [&](const std::string& indent, const std::string& n,
                           const KernelSignature& s) {
-    h << indent << n << "[(triton.cdiv(_n, " << t.block << "),)](" << join(s.args, ", ")
+    h << indent << n << "[(_cdiv(_n, " << t.block << "),)](" << join(s.args, ", ")
       << ", BLOCK=" << t.block << launchOptions(t) << ")\n";
   };
   if (ops.empty() || byCoordinates) {

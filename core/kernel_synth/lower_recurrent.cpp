@@ -173,7 +173,7 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
   hst << H << "_hn = torch.empty((" << layers * dirs << ", _N, _H), device=" << dev
       << ", dtype=" << f32 << ")\n";
   if (lstm) hst << H << "_cn = torch.empty_like(_hn)\n";
-  hst << H << "_grid = (triton.cdiv(_N, " << kBlockB << "), triton.cdiv(_H, " << kBlockH << "))\n";
+  hst << H << "_grid = (_cdiv(_N, " << kBlockB << "), _cdiv(_H, " << kBlockH << "))\n";
   hst << H << "for _layer in range(" << layers << "):\n";
   hst << B1 << "_out = torch.empty((_N, _T, " << dirs << " * _H), device=" << dev
       << ", dtype=" << f32 << ")\n";
@@ -182,8 +182,7 @@ std::optional<LoweredGroup> lowerRecurrent(const LoweringInput& in, std::string&
   hst << B2 << "_w_ih, _w_hh, _b_ih, _b_hh = _weights[_slot]\n";
   hst << B2 << "_pre = torch.empty((_N * _T, " << gates << " * _H), device=" << dev
       << ", dtype=" << f32 << ")\n";
-  hst << B2 << proj << "[(triton.cdiv(_N * _T, " << kProjM << "), triton.cdiv(" << gates
-      << " * _H, " << kProjG
+  hst << B2 << proj << "[(_cdiv(_N * _T, " << kProjM << "), _cdiv(" << gates << " * _H, " << kProjG
       << "))](_seq, *_seq.stride(), _w_ih, *_w_ih.stride(), _b_ih, _pre, "
          "_T, _N * _T, "
       << gates << " * _H, _seq.shape[2], BLOCK_M=" << kProjM << ", BLOCK_G=" << kProjG

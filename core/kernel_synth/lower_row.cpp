@@ -456,17 +456,17 @@ class RowLowering : private GroupLowering {
     h << kHost << "_R = " << join(within, " * ") << "\n";
     h << kHost << "_rows = _prod(" << dom_ << ") // _R\n";
     if (looped_) {
-      h << kHost << "_block_r = min(triton.next_power_of_2(_R), " << kChunk << ")\n";
+      h << kHost << "_block_r = min(_next_power_of_2(_R), " << kChunk << ")\n";
       h << kHost << "# each row in parts, so that about " << kSplitPrograms
         << " programs share the work\n";
-      h << kHost << "_splits = max(1, min(triton.cdiv(_R, _block_r), triton.cdiv(" << kSplitPrograms
+      h << kHost << "_splits = max(1, min(_cdiv(_R, _block_r), _cdiv(" << kSplitPrograms
         << ", _rows)))\n";
-      h << kHost << "_span = triton.cdiv(triton.cdiv(_R, _splits), _block_r) * _block_r\n";
-      h << kHost << "_splits = triton.cdiv(_R, _span)\n";
+      h << kHost << "_span = _cdiv(_cdiv(_R, _splits), _block_r) * _block_r\n";
+      h << kHost << "_splits = _cdiv(_R, _span)\n";
       h << kHost << stats_ << " = torch.empty((_rows * _splits * 2,), device=" << host.device
         << ", dtype=torch.float32)\n";
     } else {
-      h << kHost << "_block_r = triton.next_power_of_2(_R)\n";
+      h << kHost << "_block_r = _next_power_of_2(_R)\n";
       // Short rows on a GPU: enough of them per program for every thread to hold a few
       // elements, not one row of a handful spread over a whole program.
       const std::string rows = t.fitToShape
@@ -488,9 +488,9 @@ class RowLowering : private GroupLowering {
       h << kHost << name_ << "_stats[(_rows * _splits,)](" << join(statsSig_.args, ", ") << options
         << ")\n";
       h << kHost << name_ << "[(_rows * _splits,)](" << join(mainSig_.args, ", ")
-        << ", SPLITS_P2=triton.next_power_of_2(_splits)" << options << ")\n";
+        << ", SPLITS_P2=_next_power_of_2(_splits)" << options << ")\n";
     } else {
-      h << kHost << name_ << "[(triton.cdiv(_rows, _per),)](" << join(mainSig_.args, ", ")
+      h << kHost << name_ << "[(_cdiv(_rows, _per),)](" << join(mainSig_.args, ", ")
         << ", ROWS=_per" << options << ")\n";
     }
     return h.str();

@@ -229,10 +229,8 @@ TEST(SynthCodegen, GpuCandidatesTryImplicitGemmWithTensorCoresBesideDirectLoops)
         "acc = tl.dot(a_tile, b_tile, acc)\n"}) {
     EXPECT_NE(first.find(product), std::string::npos) << product;
   }
-  EXPECT_NE(first.find("_bw = min(max(triton.next_power_of_2(_dom0[3]), 16), 128)"),
-            std::string::npos);
-  EXPECT_NE(first.find("_bk = min(64, max(16, triton.next_power_of_2(_x.shape[1])))"),
-            std::string::npos);
+  EXPECT_NE(first.find("_bw = min(max(_next_power_of_2(_dom0[3]), 16), 128)"), std::string::npos);
+  EXPECT_NE(first.find("_bk = min(64, max(16, _next_power_of_2(_x.shape[1])))"), std::string::npos);
   // 3 stages of (128 x 64 + 64 x 16) elements, two bfloat16 parts each, where they fit: the
   // tile narrows to the 4 output channels (16 is tl.dot's least)
   EXPECT_NE(first.find("ROWS=_rows, BLOCK_W=_bw, BLOCK_N=16, BLOCK_K=_bk, PACKED=_packed, "
@@ -354,9 +352,9 @@ TEST(SynthCodegen, ALongKOverFewTilesIsSplitOverProgramsOnAGpu) {
   for (const char* line :
        {"def k0_matmul_part(", "for kc in range(pid_s * SPAN, pid_s * SPAN + SPAN, CHUNK):",
         "tl.store(partials + (pid_s * M + rm[:, None]) * N + rn[None, :], acc, mask=mask)",
-        "_splits = triton.cdiv(_K, 128)",
+        "_splits = _cdiv(_K, 128)",
         "_part = torch.empty((_splits, _M, _N), device=_a.device, dtype=torch.float32)",
-        "[(triton.cdiv(_M, 128) * triton.cdiv(_N, 32), 1, _splits)]", "SPAN=128, CHUNK=128",
+        "[(_cdiv(_M, 128) * _cdiv(_N, 32), 1, _splits)]", "SPAN=128, CHUNK=128",
         "for s in range(SPLITS):", "SPLITS=_splits"}) {
     EXPECT_NE(code.find(line), std::string::npos) << line << "\n" << code;
   }
@@ -382,7 +380,7 @@ TEST(SynthTiles, AGpuProductWhoseWideTilesLeaveItsLastWaveIdleTakesSmallerTiles)
   EXPECT_NE(few.find("BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_warps=4"),
             std::string::npos)
       << few;
-  EXPECT_NE(few.find("triton.cdiv(_M, 64) * triton.cdiv(_N, 64)"), std::string::npos);
+  EXPECT_NE(few.find("_cdiv(_M, 64) * _cdiv(_N, 64)"), std::string::npos);
   // a K under 2048 steps by 32
   const std::string shallow =
       synthFor(productGraph(512, 1024, 2048), "cuda", 1).candidates.at(0).code;
@@ -492,7 +490,7 @@ TEST(SynthCodegen, GpuConvolutionsInOneDimensionAndTransposedOnesAreChannelsLast
   EXPECT_NE(tc.find("oh = (ch + Sh - Ph % Sh) % Sh + (th * ROWS + r // BLOCK_W) * Sh"),
             std::string::npos);
   EXPECT_NE(tc.find("for step in range(0, TH * TW * CB):"), std::string::npos);
-  EXPECT_NE(tc.find("triton.cdiv(_dom0[1], 16), 4)"), std::string::npos);
+  EXPECT_NE(tc.find("_cdiv(_dom0[1], 16), 4)"), std::string::npos);
   EXPECT_NE(tr.candidates[0].label.find("channels-last"), std::string::npos);
   // With dilation the taps of a class are no longer every S-th: the flat form takes it.
   t["nodes"][0]["attrs"]["dilation"] = 2;
@@ -518,8 +516,8 @@ TEST(SynthCodegen, AStridedTransposedConvolutionGathersOnlyItsStrideClassTaps) {
         "ow = cw + (rem % ((Ow + Sw - 1) // Sw)) * Sw",
         "row_ok = (rm < M) & (ow < Ow) & (oh < Oh) & (od < Od)", "KTOT = C_IN * Td * Th * Tw",
         "kd = first_d + (rk % Td) * Sd", "td = od[:, None] + Pd - kd[None, :]",
-        "_M = _dom0[0] * triton.cdiv(_dom0[2], 2) * triton.cdiv(_dom0[3], 2) * "
-        "triton.cdiv(_dom0[4], 2)",
+        "_M = _dom0[0] * _cdiv(_dom0[2], 2) * _cdiv(_dom0[3], 2) * "
+        "_cdiv(_dom0[4], 2)",
         "1 * 2 * 2 * 2)"}) {
     EXPECT_NE(code.find(line), std::string::npos) << line << "\n" << code;
   }

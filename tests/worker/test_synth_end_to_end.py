@@ -278,9 +278,9 @@ def get_init_inputs():
 def test_strided_transposed_volumes_run_one_program_per_stride_class(tmp_path):
     code = _verified_gpu_candidate(tmp_path, "strided_volumes.py", STRIDED_VOLUMES)
     assert "def k0_conv_gemm(" not in code and code.count("TD = tl.cdiv(Kd - cd, Sd)") == 2
-    assert "triton.cdiv(_dom0[2], 1) * triton.cdiv(_dom0[3], 2)" in code
-    assert "_bw), triton.cdiv(_dom0[1], 16), 6)" in code  # 1 x 2 x 3 classes
-    assert "_bw), triton.cdiv(_dom1[1], 16), 8)" in code
+    assert "_cdiv(_dom0[2], 1) * _cdiv(_dom0[3], 2)" in code
+    assert "_bw), _cdiv(_dom0[1], 16), 6)" in code  # 1 x 2 x 3 classes
+    assert "_bw), _cdiv(_dom1[1], 16), 8)" in code
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
