@@ -767,3 +767,26 @@ def test_the_shapes_losses_and_norms_of_real_references_are_lowered_and_verified
     reference.write_text(source)
     synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)
     assert marker in (tmp_path / "out" / "candidate_0.py").read_text()
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_the_candidates_plain_integer_helpers_answer_as_tritons_do(tmp_path):
+    # Candidates size grids and blocks with _cdiv and _next_power_of_2 instead of Triton's
+    # constexpr functions; their answers must be Triton's.
+    import triton
+    out = tmp_path / "out"
+    synth = subprocess.run([CRUCIBLE, "synth", os.path.join(TASKS, "level1", "13_LeakyReLU.py"),
+                            "-n", "1", "--out", str(out), "--backend", "interpret"],
+                           capture_output=True, text=True, timeout=300)
+    assert synth.returncode == 0, synth.stderr
+    tree = ast.parse((out / "candidate_0.py").read_text())
+    helpers = [f for f in tree.body if isinstance(f, ast.FunctionDef)
+               and f.name in ("_cdiv", "_next_power_of_2")]
+    namespace = {}
+    exec(compile(ast.Module(body=helpers, type_ignores=[]), "helpers", "exec"), namespace)
+    for n in range(0, 5000):
+        assert namespace["_next_power_of_2"](n) == triton.next_power_of_2(n), n
+        for d in (1, 3, 16, 128, 1000):
+            assert namespace["_cdiv"](n, d) == triton.cdiv(n, d), (n, d)
+    for n in (2**31 - 1, 2**31, 2**40 + 5):
+        assert namespace["_next_power_of_2"](n) == triton.next_power_of_2(n), n
