@@ -336,3 +336,27 @@ def test_channel_guard_keeps_candidate_code_off_the_channel(tmp_path):
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_recorder_ranges_are_bound_before_candidate_code_and_keep_launch_work_apart(monkeypatch):
+    """The recorder's ranges come from a class bound when the guards were imported: a candidate
+    that replaces torch's range helpers afterwards changes nothing. ATen compute inside a
+    forward range counts, inside a launch range in it does not."""
+    from torch.autograd import profiler
+    monkeypatch.setattr(profiler, "record_function", None)
+    if hasattr(torch._C, "_profiler"):
+        monkeypatch.setattr(torch._C._profiler, "_RecordFunctionFast", None, raising=False)
+    recorder = guards.AtenRecorder()
+    recorder.start()
+    a = torch.ones(8)
+    try:
+        with recorder.forward("timing"):
+            a.add(1)
+            with recorder.range("launch"):
+                a.mul(2)
+                a.mul(3)
+    finally:
+        facts = recorder.finish()
+    assert facts["ok"], facts
+    assert facts["forward_ranges"] == {"timing": 1}
+    assert facts["compute"] == {"timing": {"aten::add": 1}}
