@@ -7,7 +7,7 @@
 #   3. with a lane per GPU, when the machine has more than one.
 # Writes OUT_DIR/serve_report.json and prints evaluations per minute for each and the service's
 # overhead over crucible verify.
-# Usage: [TRIALS=3] [COMPILE=0] scripts/device/device_serve.sh TASK_DIR OUT_DIR
+# Usage: [TRIALS=3] [COMPILE=0] [RUNS=verify,one,all] scripts/device/device_serve.sh TASK_DIR OUT_DIR
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tasks="${1:?usage: device_serve.sh TASK_DIR OUT_DIR}"
@@ -16,4 +16,4 @@ mkdir -p "$out"
 export CRUCIBLE_PYTHON="${CRUCIBLE_PYTHON:-$(command -v python3)}"
 bin="${CRUCIBLE_BIN:-$root/build-device/bin/crucible}"
 exec python3 "$root/scripts/device/serve_throughput.py" "$bin" "$tasks" "$out" \
-  --trials "${TRIALS:-3}" $([ "${COMPILE:-0}" = 0 ] && echo --no-compile-baseline)
+  --trials "${TRIALS:-3}" --runs "${RUNS:-verify,one,all}" $([ "${COMPILE:-0}" = 0 ] && echo --no-compile-baseline)
