@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/kernel_synth/launch_reuse.h"
+
 namespace crucible::kernel_synth {
 
 using nlohmann::json;
@@ -186,7 +188,11 @@ std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Parti
     for (const auto& p : prelude) code << p.value("text", "");
     code << "\n";
   }
-  code << "\n" << kHelpers << kernels.str() << "\n\n";
+  code << "\n" << kHelpers << "\n\n" << kReusedLaunch << kernels.str() << "\n\n";
+  if (const auto reused = reuseLaunchedKernels(kernels.str(), body.str()); !reused.empty()) {
+    code << "# forward launches these through their compiled kernels (_Reused).\n"
+         << reused << "\n\n";
+  }
   code << "class ModelNew(nn.Module):\n";
   code
       << "    \"\"\"The reference's constructor, unchanged, so the same seed gives the same\n"

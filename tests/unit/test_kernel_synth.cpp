@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kernel_synth/conv_spec.h"
+#include "core/kernel_synth/launch_reuse.h"
 #include "core/kernel_synth/lowering_support.h"
 #include "core/kernel_synth/op_graph.h"
 #include "core/kernel_synth/partition.h"
@@ -833,6 +834,20 @@ TEST(SynthConvSpec, VolumesHaveThreeAxesAndAdaptiveMaxPoolsTheirWindows) {
   EXPECT_EQ(pool->window, (std::vector<int>{2, 3, 2}));  // from 3, 7, 8 inputs
   EXPECT_FALSE(convSpec(graph, graph.nodes[2], why));
   EXPECT_NE(why.find("return_indices"), std::string::npos);
+}
+
+TEST(SynthLaunchReuse, OnlyKernelsForwardLaunchesAreRoutedThroughTheReusedLauncher) {
+  const std::string kernels =
+      "\n\n@triton.jit\ndef k0_row_stats(x, n, BLOCK: tl.constexpr):\n    pass\n"
+      "\n\n@triton.jit\ndef k0_row(x, n, BLOCK: tl.constexpr):\n    _helper(x)\n"
+      "\n\n@triton.jit\ndef _helper(x):\n    pass\n";
+  // k0_row_stats is launched, k0_row only appears inside another name, _helper only in kernels.
+  const std::string body = "        k0_row_stats[(_rows,)](x, n, BLOCK=64)\n";
+  EXPECT_EQ(reuseLaunchedKernels(kernels, body), "k0_row_stats = _Reused(k0_row_stats)\n");
+  EXPECT_EQ(reuseLaunchedKernels(kernels, body + "        k0_row[(_rows,)](x, n, BLOCK=64)\n"),
+            "k0_row_stats = _Reused(k0_row_stats)\nk0_row = _Reused(k0_row)\n");
+  EXPECT_EQ(reuseLaunchedKernels(kernels, "        y = 1\n"), "");
+  EXPECT_NE(std::string(kReusedLaunch).find("class _Reused:"), std::string::npos);
 }
 
 }  // namespace

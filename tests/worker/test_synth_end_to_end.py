@@ -790,3 +790,81 @@ def test_the_candidates_plain_integer_helpers_answer_as_tritons_do(tmp_path):
             assert namespace["_cdiv"](n, d) == triton.cdiv(n, d), (n, d)
     for n in (2**31 - 1, 2**31, 2**40 + 5):
         assert namespace["_next_power_of_2"](n) == triton.next_power_of_2(n), n
+
+
+def _candidate_helpers(tmp_path, names):
+    """The module-level definitions `names` of the synthesizer's candidate for level1/13, run in
+    a namespace with torch (as the candidate runs them)."""
+    import torch
+    out = tmp_path / "out"
+    synth = subprocess.run([CRUCIBLE, "synth", os.path.join(TASKS, "level1", "13_LeakyReLU.py"),
+                            "-n", "1", "--out", str(out), "--backend", "interpret"],
+                           capture_output=True, text=True, timeout=300)
+    assert synth.returncode == 0, synth.stderr
+    text = (out / "candidate_0.py").read_text()
+    tree = ast.parse(text)
+    chosen = [f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.ClassDef))
+              and f.name in names]
+    namespace = {"torch": torch}
+    exec(compile(ast.Module(body=chosen, type_ignores=[]), "helpers", "exec"), namespace)
+    return text, namespace
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_kernels_forward_launches_go_through_the_reused_launcher(tmp_path):
+    text, _ = _candidate_helpers(tmp_path, ())
+    launched = re.findall(r"^ {8,}(k\d\w*)\[", text, re.M)
+    assert launched
+    for kernel in set(launched):
+        assert f"\n{kernel} = _Reused({kernel})\n" in text, kernel
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_a_launch_is_kept_only_for_the_same_specialisation(tmp_path, monkeypatch):
+    # Off a GPU there is no compiled kernel to launch through, so the bookkeeping is driven here
+    # by a stand-in for the one Triton gives back on a GPU (the recorded cuda runs launch real
+    # ones); the facts are the candidate's own function.
+    import torch
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    _, ns = _candidate_helpers(tmp_path, ("_Reused", "_launch_facts"))
+    facts = ns["_launch_facts"]
+    x, y = torch.randn(64), torch.randn(64)
+    same = facts((x, 7), {"BLOCK": 16})
+    assert facts((torch.randn(64), 7), {"BLOCK": 16}) == same  # fresh inputs alike
+    assert facts((x[1:], 7), {"BLOCK": 16}) != same            # an address off 16 bytes
+    assert facts((x.double(), 7), {"BLOCK": 16}) != same       # another dtype
+    assert facts((x, 8), {"BLOCK": 16}) != same                # another integer
+    assert facts((x, 7.0), {"BLOCK": 16}) != same              # the same number as a float
+    assert facts((x, 7), {"BLOCK": 32}) != same                # another constexpr
+
+    launches = []
+
+    class Compiled:
+        packed_metadata = b""
+
+        def __getitem__(self, grid):
+            return lambda *args: launches.append(("compiled", grid, args))
+
+    class Kernel:
+        arg_names = ["x", "n", "BLOCK", "SCALE"]
+
+        def __getitem__(self, grid):
+            def run(*args, **meta):
+                launches.append(("triton", grid, args))
+                return Compiled()
+            return run
+
+    kernel = ns["_Reused"](Kernel())
+    kernel[(4,)](x, 64, BLOCK=16, SCALE=2, num_warps=4)
+    kernel[(4,)](y, 64, BLOCK=16, SCALE=2, num_warps=4)
+    kernel[(4,)](y, 63, BLOCK=16, SCALE=2, num_warps=4)
+    kernel[(2, 3)](x, 64, BLOCK=16, SCALE=2, num_warps=4)
+    kernel[(4,)](x, 64, BLOCK=16, SCALE=2, num_warps=8)
+    assert [(how, grid, args[1:]) for how, grid, args in launches] == [
+        ("triton", (4,), (64,)),
+        ("compiled", (4, 1, 1), (64, 16, 2)),  # keyword parameters in the kernel's order
+        ("triton", (4,), (63,)),
+        ("compiled", (2, 3, 1), (64, 16, 2)),
+        ("triton", (4,), (64,)),  # other launch options
+    ]
+    assert launches[1][2][0] is y
