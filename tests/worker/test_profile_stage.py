@@ -219,3 +219,31 @@ def test_calls_that_launch_other_kernels_are_no_samples(tmp_path):
     assert facts["launches"][0]["launch_line"] == mark_line(STATEFUL, "LAUNCH-EXTRA")
     assert len(facts["forward_ms"]) == 2
     assert all(len(x["ms"]) == 2 for x in facts["launches"])
+
+
+def test_a_compiled_kernel_launched_directly_is_named_and_placed_by_its_jit_function(tmp_path):
+    # Candidates launch through the compiled kernel Triton made for an earlier launch; the
+    # profile's rows must still name the kernel and its `def` line. A real compiled kernel is
+    # made without a GPU by compiling for a default target, in a process of its own (the
+    # interpreter must be off for that).
+    (tmp_path / "kern.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def scale(x, n, BLOCK: tl.constexpr):\n"
+        "    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)\n")
+    script = (
+        "import sys\n"
+        "from triton.backends.compiler import GPUTarget\n"
+        "from triton.compiler import ASTSource, compile\n"
+        "import kern\n"
+        "from crucible_worker.profile_launches import LaunchLog\n"
+        "c = compile(ASTSource(kern.scale, {'x': '*fp32', 'n': 'i32', 'BLOCK': 'constexpr'},"
+        " {(2,): 16}), target=GPUTarget('cuda', 90, 32))\n"
+        "log = LaunchLog(kern.__file__)\n"
+        "print(type(c).__name__, log._def_line(c), log._def_line(kern.scale))\n")
+    env = dict(os.environ, TRITON_INTERPRET="0",
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.join(REPO, "core", "worker")]))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["CompiledKernel", "6", "6"]

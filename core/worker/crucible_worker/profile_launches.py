@@ -113,10 +113,12 @@ class LaunchLog(LaunchTracker):
 
 def _kernel_function(obj):
     """The Python function behind a kernel object (autotuners and heuristics wrap JIT
-    functions, which wrap the function)."""
+    functions, which wrap the function; a compiled kernel launched directly keeps the JIT
+    function in its source)."""
     seen = 0
     while obj is not None and not inspect.isfunction(obj) and seen < 16:
-        obj = getattr(obj, "fn", None)
+        inner = getattr(obj, "fn", None)
+        obj = inner if inner is not None else getattr(getattr(obj, "src", None), "fn", None)
         seen += 1
     return obj if inspect.isfunction(obj) else None
 
