@@ -860,11 +860,14 @@ def test_a_launch_is_kept_only_for_the_same_specialisation(tmp_path, monkeypatch
     kernel[(4,)](y, 63, BLOCK=16, SCALE=2, num_warps=4)
     kernel[(2, 3)](x, 64, BLOCK=16, SCALE=2, num_warps=4)
     kernel[(4,)](x, 64, BLOCK=16, SCALE=2, num_warps=8)
+    grid_function = lambda meta: (4,)  # noqa: E731
+    kernel[grid_function](x, 64, BLOCK=16, SCALE=2, num_warps=4)
     assert [(how, grid, args[1:]) for how, grid, args in launches] == [
         ("triton", (4,), (64,)),
         ("compiled", (4, 1, 1), (64, 16, 2)),  # keyword parameters in the kernel's order
         ("triton", (4,), (63,)),
         ("compiled", (2, 3, 1), (64, 16, 2)),
         ("triton", (4,), (64,)),  # other launch options
+        ("triton", grid_function, (64,)),  # a grid Triton computes per launch
     ]
     assert launches[1][2][0] is y

@@ -25,8 +25,8 @@ _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key  # bound before can
 def _range_class():
     """The context manager that opens a named range in the profiler's record, bound before any
     candidate code exists. PyTorch's C++ one where this torch has it: `record_function` enters
-    through a dispatcher op and Python objects, several microseconds per range, and a range
-    opens around every forward call and every Triton launch, inside the timed calls."""
+    through a dispatcher op and Python objects, and a range opens around every forward call
+    and every Triton launch, inside the timed calls."""
     fast = getattr(getattr(torch._C, "_profiler", None), "_RecordFunctionFast", None)
     if fast is not None:
         return fast
