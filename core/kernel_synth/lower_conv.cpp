@@ -85,7 +85,7 @@ std::optional<LoweredGroup> lowerConv(const LoweringInput& in, std::string& why)
 
   GroupState st(g, group);
   std::string body = headValue(s, cv);
-  if (!lowerEpilogue(g, group, st, broadcastView(host, dom), body, why)) return std::nullopt;
+  if (!lowerEpilogue(g, group, st, broadcastView(host, dom, rank), body, why)) return std::nullopt;
   const auto ops = st.operands();
   const std::string name = "k" + std::to_string(index) + "_conv";
   KernelSignature sig;

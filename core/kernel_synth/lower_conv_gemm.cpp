@@ -165,7 +165,8 @@ std::optional<LoweredGroup> lowerConvGemm(const LoweringInput& in, std::string& 
   if (!s.bias.empty())
     body += " + tl.load(p_bias + rn * bias_s, mask=rn < C_OUT, other=0.0)[None, :]";
   body += origin(cv);
-  if (!lowerEpilogue(g, group, st, broadcastView(host, dom), body, why)) return std::nullopt;
+  if (!lowerEpilogue(g, group, st, broadcastView(host, dom, sd + 2), body, why))
+    return std::nullopt;
   const auto ops = st.operands();
   const std::string name = "k" + std::to_string(index) + "_conv_gemm";
   const KernelSignature sig = convGemmSignature(s, group, ops, dom, t);

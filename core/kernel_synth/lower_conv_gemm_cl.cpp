@@ -179,7 +179,8 @@ bool planConvCl(ConvClPlan& p, std::string& why) {
   p.body = std::string(kBody) + var(cv.name) + " = acc";
   if (!s.bias.empty()) p.body += " + tl.load(p_bias + rn * bias_s, mask=n_ok, other=0.0)[None, :]";
   p.body += origin(cv);
-  if (!lowerEpilogue(p.g, p.group, p.st, broadcastView(p.host, p.dom), p.body, why)) return false;
+  if (!lowerEpilogue(p.g, p.group, p.st, broadcastView(p.host, p.dom, p.rank), p.body, why))
+    return false;
   p.ops = p.st.operands();
   p.name = "k" + std::to_string(p.index) + "_conv_gemm_cl";
   p.copy = "k" + std::to_string(p.index) + "_to_channels_last";

@@ -258,8 +258,10 @@ bool planMatmul(MatmulPlan& p, std::string& why) {
   if (p.bias != "None") p.body += " + tl.load(bias + rn * bias_s, mask=rn < N, other=0.0)[None, :]";
   p.body += origin(mm);
   // Operands of the epilogue, broadcast to the output and seen as the kernel's 3-d index space.
-  auto epilogueView = [&](const std::string& ref) {
-    std::string v = broadcastTo(p.host, ref, p.dom);
+  const int rank = static_cast<int>(p.head.shape.size());
+  auto epilogueView = [&](const std::string& ref, bool channel) {
+    std::string v =
+        channel ? channelView(p.host, ref, rank, p.dom) : broadcastTo(p.host, ref, p.dom);
     if (p.flat) v += ".reshape(-1, " + p.dom + "[-1])";
     return v;
   };

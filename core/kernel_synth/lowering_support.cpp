@@ -1,6 +1,7 @@
 #include "core/kernel_synth/lowering_support.h"
 
 #include "core/kernel_synth/pointwise_expr.h"
+#include "core/kernel_synth/row_ops.h"
 
 namespace crucible::kernel_synth {
 
@@ -139,19 +140,21 @@ std::string channelView(const HostContext& host, const std::string& name, int ra
   return host.value(name) + ".reshape(-1" + ones + ").expand(" + target + ")";
 }
 
-std::function<std::string(const std::string&)> broadcastView(const HostContext& host,
-                                                             const std::string& dom) {
-  return [&host, dom](const std::string& ref) { return broadcastTo(host, ref, dom); };
+EpilogueView broadcastView(const HostContext& host, const std::string& dom, int rank) {
+  return [&host, dom, rank](const std::string& ref, bool channel) {
+    return channel ? channelView(host, ref, rank, dom) : broadcastTo(host, ref, dom);
+  };
 }
 
 bool lowerEpilogue(const OpGraph& g, const FusionGroup& group, GroupState& st,
-                   const std::function<std::string(const std::string&)>& view, std::string& body,
-                   std::string& why) {
+                   const EpilogueView& view, std::string& body, std::string& why) {
   for (std::size_t i = 1; i < group.nodes.size(); ++i) {
     const OpNode& n = g.nodes[group.nodes[i]];
     std::vector<std::string> args;
-    for (const auto& in : n.inputs) {
-      args.push_back(st.operand(in, false, in.isRef() && !st.inside(in.ref) ? view(in.ref) : ""));
+    for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+      const auto& in = n.inputs[k];
+      const bool outside = in.isRef() && !st.inside(in.ref);
+      args.push_back(st.operand(in, false, outside ? view(in.ref, rowOpChannelOperand(n, k)) : ""));
     }
     auto e = pointwiseExpr(n, args, why);
     if (!e) return false;

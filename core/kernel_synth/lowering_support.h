@@ -130,15 +130,17 @@ std::string broadcastTo(const HostContext& host, const std::string& name,
 /// `target`.
 std::string channelView(const HostContext& host, const std::string& name, int rank,
                         const std::string& target);
-/// A view function for lowerEpilogue: operands broadcast to `dom` (a host tuple).
-std::function<std::string(const std::string&)> broadcastView(const HostContext& host,
-                                                             const std::string& dom);
+/// How an epilogue sees an operand `ref` from outside its group on the host: `channel` for one
+/// that follows dim 1 of its node's input (batch norm's statistics and affine parameters).
+using EpilogueView = std::function<std::string(const std::string& ref, bool channel)>;
+/// A view function for lowerEpilogue: operands broadcast to `dom` (a host tuple of `rank` dims),
+/// channel operands along its dim 1.
+EpilogueView broadcastView(const HostContext& host, const std::string& dom, int rank);
 /// The pointwise nodes of `group` after its first (an epilogue on the head op's result, v_head),
-/// one statement each; operands from outside are registered in `st` with `view(ref)` as their
-/// host view. False with `why` when one cannot be lowered.
+/// one statement each; operands from outside are registered in `st` with `view(ref, channel)`
+/// as their host view. False with `why` when one cannot be lowered.
 bool lowerEpilogue(const OpGraph& g, const FusionGroup& group, GroupState& st,
-                   const std::function<std::string(const std::string&)>& view, std::string& body,
-                   std::string& why);
+                   const EpilogueView& view, std::string& body, std::string& why);
 /// The kernel lines loading each operand at `coords` (one expression per domain dimension).
 std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops,
                          const std::vector<std::string>& coords, const std::string& mask);
