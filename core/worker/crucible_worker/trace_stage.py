@@ -520,26 +520,15 @@ def trace_model(model, inputs, path):
     when fx fails; rerun(other_inputs) gives every value's shape on other inputs (fx only)."""
     fx_error = None
     try:
-        tracer = _Tracer()
-        with _traced_factories(tracer):
-            graph = tracer.trace(model)
-        gm = torch.fx.GraphModule(tracer.root, graph)
-        # unused values (the `_` of `out, _ = attn(x, x, x)`) are not the reference's work
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
+        gm = _fx_module(model)
         with torch.no_grad():
             _ShapeProp(gm).propagate(*inputs)
         converted = _Converter(gm, path, "fx").convert()
 
         def rerun(other_inputs):
-            with torch.no_grad():
-                ShapeProp(gm).propagate(*other_inputs)
-            shapes = {}
-            for node in gm.graph.nodes:
-                meta = node.meta.get("tensor_meta")
-                if hasattr(meta, "shape"):
-                    shapes[node.name] = [int(d) for d in meta.shape]
-            return shapes
+            again = _retraced(model)
+            same = again is not None and _structure(again) == _structure(gm)
+            return _shapes_on(again if same else gm, other_inputs)
         return converted, rerun
     except UserCodeError:
         raise
@@ -558,6 +547,45 @@ def trace_model(model, inputs, path):
                         signature=exported.graph_signature, root=model).convert()
     result["fx_error"] = fx_error[:2000]
     return result, None
+
+
+def _fx_module(model):
+    """`model` traced by torch.fx, without the values nothing uses."""
+    tracer = _Tracer()
+    with _traced_factories(tracer):
+        graph = tracer.trace(model)
+    gm = torch.fx.GraphModule(tracer.root, graph)
+    # unused values (the `_` of `out, _ = attn(x, x, x)`) are not the reference's work
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return gm
+
+
+def _retraced(model):
+    """`model` traced again (None where that fails): a forward that reads a module-level size
+    (`x.reshape(B * H, L, L)`) has it baked into the graph as a number, so other inputs are run
+    through a graph traced with the size they were made for."""
+    try:
+        return _fx_module(model)
+    except Exception:
+        return None
+
+
+def _structure(gm):
+    """What makes two traces the same graph: each node's name, kind and target, in order."""
+    return [(n.name, n.op, str(n.target)) for n in gm.graph.nodes]
+
+
+def _shapes_on(gm, inputs):
+    """Every value's shape when `gm` runs on `inputs`, by node name."""
+    with torch.no_grad():
+        ShapeProp(gm).propagate(*inputs)
+    shapes = {}
+    for node in gm.graph.nodes:
+        meta = node.meta.get("tensor_meta")
+        if hasattr(meta, "shape"):
+            shapes[node.name] = [int(d) for d in meta.shape]
+    return shapes
 
 
 def _dtype_name(dtype):
