@@ -92,14 +92,20 @@ std::string replaceAll(std::string s, const std::string& from, const std::string
 }
 
 /// Where the batch size comes from at run time: `name.shape[j]` of the first input whose
-/// dimension j is the batch constant (and follows it on the alternative batch).
+/// dimension j is the batch constant (and follows it on the alternative batch), else
+/// `name.shape[j] // k` of one whose dimension j is k times it (an input of B * H rows).
 std::optional<std::string> batchSource(const OpGraph& g) {
-  if (!g.batch) return std::nullopt;
-  for (const auto& in : g.inputs) {
-    if (!in.altShape || in.altShape->size() != in.shape.size()) continue;
-    for (std::size_t j = 0; j < in.shape.size(); ++j) {
-      if (in.shape[j] == *g.batch && (*in.altShape)[j] == *g.batch + 1) {
-        return in.name + ".shape[" + std::to_string(j) + "]";
+  if (!g.batch || *g.batch <= 0) return std::nullopt;
+  const auto b = *g.batch;
+  for (const bool multiples : {false, true}) {
+    for (const auto& in : g.inputs) {
+      if (!in.altShape || in.altShape->size() != in.shape.size()) continue;
+      for (std::size_t j = 0; j < in.shape.size(); ++j) {
+        const auto d = in.shape[j], alt = (*in.altShape)[j];
+        const auto k = d / b;
+        if (k < 1 || d % b != 0 || alt != k * (b + 1) || (k == 1) == multiples) continue;
+        const std::string dim = in.name + ".shape[" + std::to_string(j) + "]";
+        return multiples ? dim + " // " + std::to_string(k) : dim;
       }
     }
   }
@@ -143,9 +149,16 @@ std::optional<WrittenCandidate> writeCandidate(const OpGraph& graph, const Parti
         continue;
       }
       const auto b = graph.batch.value_or(0);
-      if (!nb || b <= 0 || d % b != 0 || (*alt)[i] != d / b * (b + 1)) {
-        throw GraphError("a dimension of " + std::to_string(d) +
-                         " changes with the batch size but is not a multiple of it");
+      if (!nb || b <= 0) {
+        throw GraphError("a dimension of " + std::to_string(d) + " (" + std::to_string((*alt)[i]) +
+                         " on a batch one larger) changes with the batch size, which no input's "
+                         "shape gives as a whole multiple of the batch");
+      }
+      if (d % b != 0 || (*alt)[i] != d / b * (b + 1)) {
+        throw GraphError("a dimension of " + std::to_string(d) + " (" + std::to_string((*alt)[i]) +
+                         " on a batch of " + std::to_string(b + 1) + " instead of " +
+                         std::to_string(b) +
+                         ") changes with the batch size but is not a multiple of it");
       }
       usesBatch = true;
       dims.push_back(d == b ? "nb" : "nb * " + std::to_string(d / b));
