@@ -29,6 +29,10 @@ void SynthGenerator::generate(const GenerateRequest& request, std::stop_token st
   if (result.candidates.empty()) {
     std::string message = "the built-in synthesizer cannot lower this reference:";
     for (const std::string& op : result.unsupported) message += "\n  " + op;
+    message +=
+        "\nA model can write kernels for what the synthesizer cannot: --model "
+        "http://host:port/v1 (an OpenAI-compatible endpoint) or --model PATH (a local model "
+        "for the embedded engine).";
     throw GenerateError(message);
   }
   int index = 0;

@@ -1,5 +1,6 @@
 #include "core/kernel_synth/synthesizer.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/kernel_synth/candidate_writer.h"
@@ -47,6 +48,16 @@ SynthResult synthesizeFromTrace(const json& graphJson, const json& source,
   const Partition p = partition(graph);
   result.unsupported = p.unsupported;
   if (!result.unsupported.empty()) return result;
+  if (!p.groups.empty() && std::all_of(p.groups.begin(), p.groups.end(), [](const auto& group) {
+        return group.kind == GroupKind::View;
+      })) {
+    // A candidate must launch a kernel, and views move no data: nothing to write one for.
+    const OpNode& last = graph.nodes[p.groups.back().nodes.back()];
+    result.unsupported.push_back("line " + std::to_string(last.line) +
+                                 ": the reference only takes views of its inputs (" + last.op +
+                                 "), which compute nothing for a kernel to do");
+    return result;
+  }
   for (const TileSet& tiles : tileSetsFor(graph, p, request.backend, request.maxCandidates)) {
     std::string why;
     auto written = writeCandidate(graph, p, source, tiles, referenceName, why);

@@ -358,6 +358,22 @@ TEST_F(GenerateCli, AnEndpointThatIsNotThereIsAnError) {
       << run.out;
 }
 
+TEST_F(GenerateCli, WhatTheSynthesizerCannotLowerIsNamedWithItsLineAndAModelOffered) {
+  // A reference that only rearranges its input: nothing for a kernel to compute.
+  const fs::path reference = dir_ / "view_only.py";
+  std::ofstream(reference)
+      << ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+          "    def forward(self, x):\n"
+          "        return x.transpose(1, 2).reshape(2, 8, 6)\n\n\n"
+          "def get_inputs():\n    return [torch.randn(2, 6, 8)]\n\n\n"
+          "def get_init_inputs():\n    return []\n");
+  const GenerateRun run = generate({reference.string(), "--no-db", "--backend", "interpret"});
+  EXPECT_EQ(run.exitCode, 3) << run.err;
+  EXPECT_NE(run.err.find("line 7: the reference only takes views of its inputs"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("--model http://host:port/v1"), std::string::npos) << run.err;
+}
+
 TEST_F(GenerateCli, CtrlCStopsCleanlyAndKeepsWhatWasStored) {
   auto server = startEndpoint(json::array({{{"choices", {answer("correct"), answer("correct")}}}}),
                               dir_ / "interrupt");

@@ -871,3 +871,88 @@ def test_a_launch_is_kept_only_for_the_same_specialisation(tmp_path, monkeypatch
         ("triton", grid_function, (64,)),  # a grid Triton computes per launch
     ]
     assert launches[1][2][0] is y
+
+
+# References written outside the corpus that the synthesizer got wrong: batch norm's per-channel
+# operands fused into a convolution's epilogue, a forward reshaping by a module-level batch
+# size, and inputs whose rows are the batch times a constant.
+CONV_BATCH_NORM_EVAL = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+        self.bn = nn.BatchNorm2d(cout)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1.0, 1.0)
+            self.bn.running_var.uniform_(0.5, 2.0)
+        self.eval()
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 10, 12)]
+
+
+def get_init_inputs():
+    return [3, 6]
+"""
+
+RESHAPE_BY_BATCH = """import torch
+import torch.nn as nn
+
+B, H, L, E = 2, 2, 8, 4
+
+
+class Model(nn.Module):
+    def forward(self, q, k):
+        scores = (q @ k.transpose(-2, -1)).reshape(B * H, L, L)
+        return scores.transpose(1, 2).reshape(B, L, H * L)
+
+
+def get_inputs():
+    return [torch.randn(B, H, L, E), torch.randn(B, H, L, E)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+ROWS_OF_BATCH_TIMES_HEADS = """import torch
+import torch.nn as nn
+
+B, H, L = 2, 3, 16
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.triu(x * 2.0)
+
+
+def get_inputs():
+    return [torch.randn(B * H, L, L)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("name", ["conv_bn_eval", "reshape_by_batch", "rows_of_batch_times_heads"])
+def test_references_written_elsewhere_lower_and_verify(tmp_path, name):
+    text = {"conv_bn_eval": CONV_BATCH_NORM_EVAL, "reshape_by_batch": RESHAPE_BY_BATCH,
+            "rows_of_batch_times_heads": ROWS_OF_BATCH_TIMES_HEADS}[name]
+    reference = tmp_path / (name + ".py")
+    reference.write_text(text)
+    synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_batch_norm_in_a_gpu_convolutions_epilogue_follows_the_channels(tmp_path):
+    code = _verified_gpu_candidate(tmp_path, "conv_bn_eval.py", CONV_BATCH_NORM_EVAL)
+    assert "self.bn.running_mean.reshape(-1, 1, 1)" in code
