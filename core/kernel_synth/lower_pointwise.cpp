@@ -26,7 +26,7 @@ std::optional<std::string> concatenation(const OpGraph& g, const OpNode& n, Grou
     }
     if (s[dim] == 0) continue;  // torch.cat skips empty pieces
     const std::string x =
-        st.operandAt(in.ref, host.value(in.ref), ReadAt{dim, start, start + s[dim], {}});
+        st.operandAt(in.ref, host.value(in.ref), ReadAt{dim, start, start + s[dim], {}, {}});
     start += s[dim];
     pieces.emplace_back(start, x);
   }
@@ -63,6 +63,42 @@ std::optional<std::string> flipped(const OpNode& n, GroupState& st, const HostCo
     return std::nullopt;
   }
   return st.operandAt(n.inputs[0].ref, broadcastTo(host, n.inputs[0].ref, dom), at);
+}
+
+/// F.pad with zeros: the input read at the element's coordinates minus each dim's leading pad,
+/// zero outside it (negative pads crop). `pad` lists (before, after) pairs from the last dim.
+std::optional<std::string> padded(const OpGraph& g, const OpNode& n, GroupState& st,
+                                  const HostContext& host, std::string& why) {
+  const int rank = static_cast<int>(n.shape.size());
+  const nlohmann::json& pads = n.attrs.value("pad", nlohmann::json());
+  if (n.inputs.empty() || !n.inputs[0].isRef() || st.inside(n.inputs[0].ref) || !pads.is_array() ||
+      pads.size() % 2 != 0 || static_cast<int>(pads.size()) > 2 * rank) {
+    why = "pad of a value it cannot read (line " + std::to_string(n.line) + ")";
+    return std::nullopt;
+  }
+  const std::string& x = n.inputs[0].ref;
+  const Shape in = shapeOfValue(g, x);
+  const auto inAlt = altShapeOfValue(g, x);
+  if (static_cast<int>(in.size()) != rank) {
+    why = "pad that changes the rank (line " + std::to_string(n.line) + ")";
+    return std::nullopt;
+  }
+  ReadAt at;
+  for (std::size_t k = 0; k < pads.size(); k += 2) {
+    if (!pads[k].is_number_integer() || !pads[k + 1].is_number_integer()) {
+      why = "pad by computed amounts (line " + std::to_string(n.line) + ")";
+      return std::nullopt;
+    }
+    const int dim = rank - 1 - static_cast<int>(k / 2);
+    const auto before = pads[k].get<std::int64_t>();
+    if (before == 0 && pads[k + 1].get<std::int64_t>() == 0) continue;
+    if (inAlt && (*inAlt)[dim] != in[dim]) {
+      why = "pad along the batch's dimension (line " + std::to_string(n.line) + ")";
+      return std::nullopt;
+    }
+    at.shifted.emplace_back(dim, before, in[dim]);
+  }
+  return st.operandAt(x, host.value(x), at);
 }
 
 /// tril / triu / a diagonal matrix: the operand where the element's column minus its row keeps
@@ -104,6 +140,7 @@ std::optional<LoweredGroup> lowerPointwise(const LoweringInput& in, std::string&
     if (readsByCoordinates(n.op)) {
       auto e = n.op == "cat"    ? concatenation(g, n, st, host, why)
                : n.op == "flip" ? flipped(n, st, host, dom, why)
+               : n.op == "pad"  ? padded(g, n, st, host, why)
                                 : triangular(n, st, host, dom, why);
       if (!e) return std::nullopt;
       body += statement(n, *e);

@@ -182,6 +182,11 @@ std::string loadOperands(const OpGraph& g, const std::vector<KernelOperand>& ops
       for (const auto& [dim, extent] : o.at.reversed) {
         if (dim == static_cast<int>(d)) c = "(" + std::to_string(extent - 1) + " - " + c + ")";
       }
+      for (const auto& [dim, before, extent] : o.at.shifted) {
+        if (dim != static_cast<int>(d)) continue;
+        c = "(" + c + " - " + std::to_string(before) + ")";
+        within += " & (" + c + " >= 0) & (" + c + " < " + std::to_string(extent) + ")";
+      }
       if (static_cast<int>(d) == o.at.pieceDim) {
         within += " & (" + c + " >= " + std::to_string(o.at.pieceStart) + ") & (" + c + " < " +
                   std::to_string(o.at.pieceStop) + ")";

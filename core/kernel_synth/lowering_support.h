@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/kernel_synth/lowering.h"
@@ -43,6 +44,9 @@ struct ReadAt {
   int pieceDim = -1;
   std::int64_t pieceStart = 0, pieceStop = 0;
   std::vector<std::pair<int, std::int64_t>> reversed;  // (dim, extent)
+  /// (dim, before, extent): read at the coordinate minus `before`, and zero where that falls
+  /// outside [0, extent) (a padded operand).
+  std::vector<std::tuple<int, std::int64_t, std::int64_t>> shifted;
 };
 
 /// A tensor operand read by a kernel: a pointer argument plus one stride per domain dimension.

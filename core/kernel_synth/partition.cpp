@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/kernel_synth/pointwise_expr.h"
+
 namespace crucible::kernel_synth {
 
 using nlohmann::json;
@@ -119,7 +121,8 @@ bool hasCoordinateReads(const FusionGroup& g, const OpGraph& graph) {
 }  // namespace
 
 bool readsByCoordinates(const std::string& op) {
-  return op == "cat" || op == "flip" || op == "tril" || op == "triu" || op == "diag_embed";
+  return op == "cat" || op == "flip" || op == "tril" || op == "triu" || op == "diag_embed" ||
+         op == "pad";
 }
 
 const char* groupKindName(GroupKind kind) {
@@ -157,9 +160,23 @@ OpKind opKind(const OpNode& node) {
                                                                        : OpKind::Unsupported;
   }
   if (op == "cross_entropy" || op == "nll_loss") {
-    const bool weighted = op == "nll_loss" && node.inputs.size() > 2 && !node.inputs[2].isNone();
-    return node.attrs.value("reduction", json("mean")) == json("none") && !weighted
+    // Class weights and an ignored class other than torch's default (-100, which no class
+    // index reaches) change which terms count and how the mean divides.
+    const bool weighted = node.inputs.size() > 2 && !node.inputs[2].isNone();
+    const bool ignoring = node.attrs.value("ignore_index", json(-100)) != json(-100);
+    return node.attrs.value("reduction", json("mean")) == json("none") && !weighted && !ignoring
                ? OpKind::Row
+               : OpKind::Unsupported;
+  }
+  if (op == "pad") {
+    // Zero padding (or cropping) of dims that do not follow the batch: a read at shifted
+    // coordinates. Other modes read mirrored or clamped coordinates, other values need a select.
+    // The fill value traces as a second input (a constant, or None for zeros).
+    const bool zero = node.inputs.size() < 2 || node.inputs[1].isNone() ||
+                      (node.inputs[1].number && *node.inputs[1].number == 0.0);
+    return node.attrs.value("mode", json("constant")) == json("constant") && zero &&
+                   node.attrs.value("pad", json()).is_array()
+               ? OpKind::Pointwise
                : OpKind::Unsupported;
   }
   if (op == "cat") {
@@ -271,6 +288,33 @@ bool isRowShape(const Shape& shape, const Shape& domain, const RowReduction& red
   return shape == kept || shape == dropped;
 }
 
+namespace {
+
+/// What an op the synthesizer cannot lower is, in the words of its refusal: the op and the
+/// argument that keeps it out.
+std::string unsupportedWhat(const OpNode& n) {
+  std::string what = n.op == "unknown" ? n.attrs.value("target", std::string("?")) : n.op;
+  const bool classLoss = n.op == "cross_entropy" || n.op == "nll_loss";
+  if (classLoss && n.inputs.size() > 2 && !n.inputs[2].isNone()) {
+    what += " with class weights";
+  } else if (classLoss && n.attrs.value("ignore_index", json(-100)) != json(-100)) {
+    what += " with ignore_index=" + n.attrs["ignore_index"].dump();
+  } else if (n.attrs.contains("reduction")) {
+    what += " (reduction=" + n.attrs["reduction"].dump() + ")";
+  }
+  if (n.op == "instance_norm") what += " (with running statistics)";
+  if (n.op == "pad") {
+    const bool filled = n.inputs.size() > 1 && n.inputs[1].number;
+    what += " (mode=" + n.attrs.value("mode", json("constant")).dump() +
+            (filled ? ", value=" + floatLiteral(*n.inputs[1].number) : std::string()) +
+            "): only zero padding";
+  }
+  if (n.op == "cat") what += " along the batch's dimension";
+  return what;
+}
+
+}  // namespace
+
 Partition partition(const OpGraph& graph) {
   Partition p;
   std::map<std::string, int> groupOf;  // value -> group index
@@ -299,11 +343,7 @@ Partition partition(const OpGraph& graph) {
     const std::string where = "line " + std::to_string(n.line) + ": ";
     if (kind == OpKind::Meta) continue;
     if (kind == OpKind::Unsupported) {
-      std::string what = n.op == "unknown" ? n.attrs.value("target", std::string("?")) : n.op;
-      if (n.attrs.contains("reduction")) what += " (reduction=" + n.attrs["reduction"].dump() + ")";
-      if (n.op == "instance_norm") what += " (with running statistics)";
-      if (n.op == "cat") what += " along the batch's dimension";
-      p.unsupported.push_back(where + what);
+      p.unsupported.push_back(where + unsupportedWhat(n));
       continue;
     }
     if (n.dtype.empty()) {  // a 0-d tensor (a loss's mean) has a dtype and an empty shape

@@ -84,10 +84,18 @@ std::optional<std::string> rowOpLines(const OpNode& n, const std::vector<std::st
     if (op == "softmax") return s + b + v + " = " + v + "_exp / " + v + "_sum" + where;
     if (op == "log_softmax")
       return s + b + v + " = " + x + " - " + v + "_max - tl.log(" + v + "_sum)" + where;
-    // cross_entropy: -log p[target], the target's logit picked out of the row by its class.
+    // cross_entropy: -log p[target], the target's logit picked out of the row by its class;
+    // with label smoothing e, (1 - e) of that and e of the mean of -log p over the classes.
+    const json& smoothing = n.attrs.value("label_smoothing", json(0.0));
+    const double e = smoothing.is_number() ? smoothing.get<double>() : 0.0;
+    std::string pick = v + "_pick";
+    if (e != 0.0) {
+      pick = "(" + floatLiteral(1.0 - e) + " * " + v + "_pick + " + floatLiteral(e) + " * " +
+             red("sum", x, "0.0") + " / R)";
+    }
     return s + b + v +
            "_pick = " + red("sum", "tl.where(cols == " + args.at(1) + ", " + x + ", 0.0)", "0.0") +
-           "\n" + b + v + " = " + v + "_max + tl.log(" + v + "_sum) - " + v + "_pick" + where;
+           "\n" + b + v + " = " + v + "_max + tl.log(" + v + "_sum) - " + pick + where;
   }
   if (op == "nll_loss") {  // -input[target]: the target's entry picked out of the row
     return b + v + " = -" +

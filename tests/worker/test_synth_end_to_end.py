@@ -956,3 +956,91 @@ def test_references_written_elsewhere_lower_and_verify(tmp_path, name):
 def test_batch_norm_in_a_gpu_convolutions_epilogue_follows_the_channels(tmp_path):
     code = _verified_gpu_candidate(tmp_path, "conv_bn_eval.py", CONV_BATCH_NORM_EVAL)
     assert "self.bn.running_mean.reshape(-1, 1, 1)" in code
+
+
+# A temporal block as people write it: causal padding by F.pad before a dilated convolution,
+# a 2-D pad that crops one side, and cross entropy with label smoothing.
+CAUSAL_TEMPORAL_BLOCK = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+B, C, L = 2, 4, 16
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(C, C, 3, dilation=2)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(F.pad(x, (4, 0))))
+        z = F.pad(x.unsqueeze(1), (1, -2, 0, 3))
+        return y + x, z
+
+
+def get_inputs():
+    return [torch.randn(B, C, L)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+SMOOTHED_CROSS_ENTROPY = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size, classes = 6, 10
+
+
+class Model(nn.Module):
+    def forward(self, logits, targets):
+        return F.cross_entropy(logits, targets, label_smoothing=0.2)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, classes), torch.randint(0, classes, (batch_size,))]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("name", ["causal_temporal_block", "smoothed_cross_entropy"])
+def test_padding_and_smoothed_cross_entropy_lower_and_verify(tmp_path, name):
+    text = {"causal_temporal_block": CAUSAL_TEMPORAL_BLOCK,
+            "smoothed_cross_entropy": SMOOTHED_CROSS_ENTROPY}[name]
+    reference = tmp_path / (name + ".py")
+    reference.write_text(text)
+    synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_padding_verifies_in_the_gpu_form_on_the_interpreter(tmp_path):
+    _verified_gpu_candidate(tmp_path, "causal_temporal_block.py", CAUSAL_TEMPORAL_BLOCK)
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+@pytest.mark.parametrize("call,why", [
+    ("F.cross_entropy(x, t, weight=torch.ones(10))", "cross_entropy with class weights"),
+    ("F.cross_entropy(x, t, ignore_index=3)", "cross_entropy with ignore_index=3"),
+    ("F.pad(x, (1, 1), value=1.0)", "value=1.0): only zero padding"),
+    ("F.pad(x.unsqueeze(0), (1, 1), mode='reflect')", "mode=\"reflect\""),
+])
+def test_arguments_the_synthesizer_does_not_model_are_refused_by_name(tmp_path, call, why):
+    # Dropping them would lower to another function; the verifier would then judge the
+    # candidate incorrect without saying why.
+    reference = tmp_path / "ref.py"
+    reference.write_text(
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "class Model(nn.Module):\n    def forward(self, x, t):\n"
+        f"        return {call}\n\n\n"
+        "def get_inputs():\n    return [torch.randn(6, 10), torch.randint(0, 10, (6,))]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    synth = subprocess.run([CRUCIBLE, "synth", str(reference), "--json"], capture_output=True,
+                           text=True, timeout=300)
+    assert synth.returncode == 1, synth.stderr
+    unsupported = json.loads(synth.stdout)["unsupported"]
+    assert any(u.startswith("line 8: ") and why in u for u in unsupported), unsupported
