@@ -2,7 +2,9 @@
 // element per lane, a loop over the input channels of its group and the window's taps, the
 // epilogue applied before the store. The form every backend runs well on a CPU; GPUs also get
 // the implicit GEMM of lower_conv_gemm.cpp.
+#include <cstdint>
 #include <sstream>
+#include <vector>
 
 #include "core/kernel_synth/conv_spec.h"
 #include "core/kernel_synth/lowering_support.h"
@@ -13,8 +15,21 @@ namespace {
 
 using Kind = ConvSpec::Kind;
 
-/// The widest window axis whose taps are unrolled.
-constexpr int kUnrolledTaps = 16;
+/// The most taps a window unrolls: its innermost axes are unrolled while their taps together
+/// stay within this, the axes outside them are loops.
+constexpr std::int64_t kUnrolledTaps = 64;
+
+/// Whether each window axis is unrolled (see kUnrolledTaps).
+std::vector<bool> unrolledAxes(const ConvSpec& s) {
+  std::vector<bool> unrolled(s.spatial, false);
+  std::int64_t taps = 1;
+  for (int i = s.spatial - 1; i >= 0; --i) {
+    taps *= s.window[i];
+    if (taps > kUnrolledTaps) break;
+    unrolled[i] = true;
+  }
+  return unrolled;
+}
 
 /// The window loops and the accumulation, at `indent` inside the channel loop (if any).
 std::string windowLoops(const ConvSpec& s, std::string indent) {
@@ -25,12 +40,14 @@ std::string windowLoops(const ConvSpec& s, std::string indent) {
                           ? "p_w + (first + ci) * w_s0 + (co % COUT_G) * w_s1"
                           : "p_w + co * w_s0 + ci * w_s1";
   std::string ok = "mask";
+  const std::vector<bool> unrolled = unrolledAxes(s);
   for (int i = 0; i < s.spatial; ++i) {
     const std::string n = s.axis(i), d = std::to_string(2 + i);
-    // Small windows are unrolled; a large one (an adaptive pool over a whole image) is a loop,
-    // which compiles in a moment where thousands of unrolled taps would not.
-    k << indent << "for k" << n << " in "
-      << (s.window[i] <= kUnrolledTaps ? "tl.static_range" : "range") << "(K" << n << "):\n";
+    // Small windows are unrolled; larger ones (an adaptive pool over much of an image) loop
+    // over their outer axes, which compiles in a moment where hundreds of unrolled taps take
+    // minutes.
+    k << indent << "for k" << n << " in " << (unrolled[i] ? "tl.static_range" : "range") << "(K"
+      << n << "):\n";
     indent += kBody;
     if (s.kind == Kind::Transposed) {
       // Output o gathers input i where i * S - P + k * D == o: only taps that land on a stride.
