@@ -255,6 +255,14 @@ std::optional<std::string> binaryExpr(const std::string& op, const json& at,
 std::optional<std::string> pointwiseExpr(const OpNode& n, const std::vector<std::string>& a,
                                          std::string& why) {
   const std::string& op = n.op;
+  if (op == "to_dtype" && !a.empty()) {
+    // Chains compute in fp32; a half-precision value the reference widens to fp32 was rounded
+    // to its own precision first (a product's output, say), so it is rounded here too.
+    const std::string from = n.attrs.value("from", std::string());
+    if ((from == "float16" || from == "bfloat16") && n.dtype == "float32") {
+      return "(" + a[0] + ").to(tl." + from + ").to(tl.float32)";
+    }
+  }
   if (op == "full") {  // one value everywhere; a store broadcasts it over the block
     const json& v = n.attrs.value("value", json());
     if (!v.is_number()) {

@@ -1044,3 +1044,23 @@ def test_arguments_the_synthesizer_does_not_model_are_refused_by_name(tmp_path, 
     assert synth.returncode == 1, synth.stderr
     unsupported = json.loads(synth.stdout)["unsupported"]
     assert any(u.startswith("line 8: ") and why in u for u in unsupported), unsupported
+
+
+@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
+def test_a_half_precision_result_widened_to_fp32_is_rounded_as_the_reference_rounds_it(tmp_path):
+    # The fused chain computes in fp32; the reference's fp16 product is rounded to fp16 before
+    # .float(), so the candidate rounds it at the cast too.
+    reference = tmp_path / "half_then_float.py"
+    reference.write_text(
+        "import torch\nimport torch.nn as nn\n\nbatch_size = 2\n\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(16, 8).to(torch.float16)\n\n"
+        "    def forward(self, x):\n        return torch.relu(self.fc(x)).float() * 0.5\n\n\n"
+        "def get_inputs():\n    return [torch.randn(batch_size, 4, 16).to(torch.float16)]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    out = tmp_path / "out"
+    synth = subprocess.run([CRUCIBLE, "synth", str(reference), "-n", "1", "--out", str(out),
+                            "--backend", "interpret"], capture_output=True, text=True, timeout=300)
+    assert synth.returncode == 0, synth.stderr
+    code = (out / "candidate_0.py").read_text()
+    assert re.search(r"= \(v_relu\)\.to\(tl\.float16\)\.to\(tl\.float32\)  # to_dtype", code), code

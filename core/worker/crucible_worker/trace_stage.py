@@ -953,7 +953,10 @@ class _Converter:
             self._emit(node, "meta", [], {"target": name})
             return
         if op == "to_dtype":
-            self._emit(node, "to_dtype", [self._operand(args[0])], {})
+            # The source's dtype: a half-precision value widened to fp32 was rounded first.
+            source = self._meta(args[0])[1] if isinstance(args[0], torch.fx.Node) else None
+            self._emit(node, "to_dtype", [self._operand(args[0])],
+                       {"from": source} if source else {})
             return
         if op in ("invert", "bitwise_not"):  # `~mask`: a logical not of booleans only
             value = args[0] if args else None
