@@ -191,6 +191,7 @@ def test_fresh_tasks_are_synthesized_when_asked_for(serve):
     status, task, _ = service.call("GET", "/tasks/next")
     assert status == 200, task
     assert task["origin"] == "synth" and task["task_id"].startswith("synth-")
-    assert len(task["ops"]) == 2 and "class Model" in task["reference_code"]
+    # `ops` lists the task's distinct operators: two drawn may be one twice (sin(sin(x))).
+    assert 1 <= len(task["ops"]) <= 2 and "class Model" in task["reference_code"]
     second = service.call("GET", "/tasks/next")[1]
     assert second["task_id"] != task["task_id"]
