@@ -943,16 +943,6 @@ def get_init_inputs():
 
 
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("name", ["conv_bn_eval", "reshape_by_batch", "rows_of_batch_times_heads"])
-def test_references_written_elsewhere_lower_and_verify(tmp_path, name):
-    text = {"conv_bn_eval": CONV_BATCH_NORM_EVAL, "reshape_by_batch": RESHAPE_BY_BATCH,
-            "rows_of_batch_times_heads": ROWS_OF_BATCH_TIMES_HEADS}[name]
-    reference = tmp_path / (name + ".py")
-    reference.write_text(text)
-    synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)
-
-
-@pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
 def test_batch_norm_in_a_gpu_convolutions_epilogue_follows_the_channels(tmp_path):
     code = _verified_gpu_candidate(tmp_path, "conv_bn_eval.py", CONV_BATCH_NORM_EVAL)
     assert "self.bn.running_mean.reshape(-1, 1, 1)" in code
@@ -1007,13 +997,18 @@ def get_init_inputs():
 """
 
 
+# The references above, each lowered and verified on opencl.
+OUTSIDE_REFERENCES = {"conv_bn_eval": CONV_BATCH_NORM_EVAL, "reshape_by_batch": RESHAPE_BY_BATCH,
+                      "rows_of_batch_times_heads": ROWS_OF_BATCH_TIMES_HEADS,
+                      "causal_temporal_block": CAUSAL_TEMPORAL_BLOCK,
+                      "smoothed_cross_entropy": SMOOTHED_CROSS_ENTROPY}
+
+
 @pytest.mark.skipif(not os.path.exists(CRUCIBLE), reason="the crucible binary is not built")
-@pytest.mark.parametrize("name", ["causal_temporal_block", "smoothed_cross_entropy"])
-def test_padding_and_smoothed_cross_entropy_lower_and_verify(tmp_path, name):
-    text = {"causal_temporal_block": CAUSAL_TEMPORAL_BLOCK,
-            "smoothed_cross_entropy": SMOOTHED_CROSS_ENTROPY}[name]
+@pytest.mark.parametrize("name", sorted(OUTSIDE_REFERENCES))
+def test_references_written_elsewhere_lower_and_verify(tmp_path, name):
     reference = tmp_path / (name + ".py")
-    reference.write_text(text)
+    reference.write_text(OUTSIDE_REFERENCES[name])
     synthesize_and_verify(tmp_path, None, "opencl", case=({}, 1), reference=reference)
 
 
